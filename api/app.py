@@ -1,0 +1,68 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import redis
+from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
+
+from api.errors import install_error_handlers
+from api.routers import system
+from api.state import AppState
+from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
+from graphrag.graph.neo4j_client import connect_driver
+from graphrag.settings import Settings, get_settings
+
+__all__ = ["create_app"]
+
+log = logging.getLogger(__name__)
+
+
+def _open_state(settings: Settings) -> AppState:
+    engine = make_engine(settings)
+    wait_for_db(engine, settings)
+    driver = connect_driver(settings.neo4j) if settings.neo4j.enable else None
+    if driver is None:
+        log.info("knowledge graph not enabled (NEO4J_ENABLE is not 'true')")
+    return AppState(
+        settings=settings,
+        engine=engine,
+        sessions=make_session_factory(engine),
+        redis=redis.Redis.from_url(settings.redis.url),
+        neo4j=driver,
+    )
+
+
+def _close_state(state: AppState) -> None:
+    if state.neo4j is not None:
+        state.neo4j.close()
+    state.redis.close()
+    state.engine.dispose()
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; services are opened by the lifespan, once per process."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = await run_in_threadpool(_open_state, settings)
+        app.state.graphrag = state
+        try:
+            yield
+        finally:
+            await run_in_threadpool(_close_state, state)
+
+    app = FastAPI(
+        title="graphrag",
+        version=settings.version,
+        summary="Local-first GraphRAG backend: documents, knowledge graph, chat, agent memory.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(system.router)
+    return app

@@ -1,0 +1,87 @@
+"""The `graphrag` command line: run the API and workers, migrate, and check the services.
+
+The CLI is an edge like `api/` and `workers/`: it imports them lazily, inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+
+from graphrag.settings import get_settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Local-first GraphRAG backend.")
+console = Console()
+
+
+@app.command()
+def migrate() -> None:
+    """Apply the database migrations (waits for the database first)."""
+    from graphrag.db.migrate import upgrade_to_head
+
+    upgrade_to_head(get_settings())
+    console.print("[green]database at the newest schema[/]")
+
+
+@app.command()
+def serve(
+    host: str | None = typer.Option(None, help="bind address (settings: api.host)"),
+    port: int | None = typer.Option(None, help="port (settings: api.port)"),
+) -> None:
+    """Run the REST API."""
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = get_settings()
+    uvicorn.run(
+        create_app(settings),
+        host=host or settings.api.host,
+        port=port or settings.api.port,
+        log_level=settings.log_level.lower(),
+    )
+
+
+@app.command()
+def worker(
+    queues: str = typer.Option("", help="comma-separated queues (default: all)"),
+    concurrency: int = typer.Option(0, help="worker processes (default: CPU count)"),
+) -> None:
+    """Run a Celery worker on the given queues."""
+    from workers.celery_app import app as celery_app
+
+    c = get_settings().celery
+    names = queues or ",".join(
+        [c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue]
+    )
+    argv = ["worker", "-Q", names, "--loglevel", get_settings().log_level]
+    if concurrency:
+        argv += ["--concurrency", str(concurrency)]
+    celery_app.worker_main(argv)
+
+
+@app.command()
+def status() -> None:
+    """Print the status of PostgreSQL, Redis and the graph engine."""
+    import redis
+
+    from graphrag.db.engine import make_engine
+    from graphrag.graph.neo4j_client import connect_driver
+    from graphrag.system_status import collect_status
+
+    settings = get_settings()
+    engine = make_engine(settings)
+    driver = connect_driver(settings.neo4j) if settings.neo4j.enable else None
+    try:
+        report = collect_status(settings, engine, redis.Redis.from_url(settings.redis.url), driver)
+    finally:
+        engine.dispose()
+        if driver is not None:
+            driver.close()
+    console.print_json(json.dumps(report.model_dump()))
+
+
+if __name__ == "__main__":
+    app()

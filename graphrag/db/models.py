@@ -1,0 +1,280 @@
+"""SQLAlchemy 2 table models. Alembic owns the schema; these mirror the migrations."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Computed,
+    DateTime,
+    Enum,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from graphrag.db.enums import (
+    GraphStatus,
+    KnowledgeBaseStatus,
+    KnowledgeSource,
+    MessageRole,
+    ParseStatus,
+)
+
+__all__ = [
+    "EMBEDDING_DIM",
+    "TEXT_SEARCH_CONFIG",
+    "ApiKey",
+    "Base",
+    "ChatSession",
+    "Chunk",
+    "CoreMemory",
+    "Knowledge",
+    "KnowledgeBase",
+    "Message",
+    "RecallMemory",
+    "Tenant",
+]
+
+# The vector width and text-search configuration are part of the schema, fixed by the first
+# migration; changing them means a new migration and a re-embed, not a settings edit.
+EMBEDDING_DIM = 384
+TEXT_SEARCH_CONFIG = "simple"
+
+
+def _enum(enum_cls: type[StrEnum], name: str) -> Enum:
+    return Enum(
+        enum_cls,
+        name=name,
+        native_enum=False,
+        create_constraint=True,
+        length=32,
+        values_callable=lambda members: [m.value for m in members],
+    )
+
+
+def _uuid_pk() -> Mapped[uuid.UUID]:
+    return mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+
+
+def _created() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
+def _updated() -> Mapped[datetime]:
+    return mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
+    )
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSONB, list[Any]: JSONB}
+
+
+class Tenant(Base):
+    __tablename__ = "tenants"
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = _created()
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    key_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    prefix: Mapped[str] = mapped_column(String(32))
+    capabilities: Mapped[list[str]] = mapped_column(ARRAY(String(64)), default=list)
+    created_at: Mapped[datetime] = _created()
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class KnowledgeBase(Base):
+    __tablename__ = "knowledge_bases"
+    __table_args__ = (UniqueConstraint("tenant_id", "name", name="uq_knowledge_bases_tenant_name"),)
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    tenant_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("tenants.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[KnowledgeBaseStatus] = mapped_column(
+        _enum(KnowledgeBaseStatus, "kb_status"), default=KnowledgeBaseStatus.ACTIVE
+    )
+    chunking: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    indexing: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    extract_config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    embedding_model: Mapped[str] = mapped_column(String(200))
+    chat_model: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+
+class Knowledge(Base):
+    """One document of a knowledge base and the state of its processing."""
+
+    __tablename__ = "knowledge"
+    __table_args__ = (
+        Index(
+            "uq_knowledge_kb_sha256_live",
+            "kb_id",
+            "sha256",
+            unique=True,
+            postgresql_where=text("parse_status <> 'deleting'"),
+        ),
+        Index("ix_knowledge_kb_status", "kb_id", "parse_status"),
+    )
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    kb_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("knowledge_bases.id", ondelete="CASCADE"))
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    source: Mapped[KnowledgeSource] = mapped_column(_enum(KnowledgeSource, "knowledge_source"))
+    file_name: Mapped[str] = mapped_column(String(255))
+    file_type: Mapped[str] = mapped_column(String(32))
+    file_size: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+    source_url: Mapped[str | None] = mapped_column(Text)
+    storage_path: Mapped[str | None] = mapped_column(Text)
+    parse_status: Mapped[ParseStatus] = mapped_column(
+        _enum(ParseStatus, "parse_status"), default=ParseStatus.PENDING
+    )
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    pending_subtasks_count: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    progress: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    stats: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    page_count: Mapped[int] = mapped_column(Integer, default=0)
+    chunk_count: Mapped[int] = mapped_column(Integer, default=0)
+    entity_count: Mapped[int] = mapped_column(Integer, default=0)
+    relation_count: Mapped[int] = mapped_column(Integer, default=0)
+    failed_chunk_count: Mapped[int] = mapped_column(Integer, default=0)
+    status_changed_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+
+class Chunk(Base):
+    __tablename__ = "chunks"
+    __table_args__ = (
+        UniqueConstraint("knowledge_id", "attempt", "seq", name="uq_chunks_knowledge_attempt_seq"),
+        Index(
+            "ix_chunks_embedding_hnsw",
+            "embedding",
+            postgresql_using="hnsw",
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        ),
+        Index("ix_chunks_tsv", "tsv", postgresql_using="gin"),
+        Index("ix_chunks_kb", "kb_id"),
+    )
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    kb_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("knowledge_bases.id", ondelete="CASCADE"))
+    knowledge_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("knowledge.id", ondelete="CASCADE"), index=True
+    )
+    attempt: Mapped[int] = mapped_column(Integer)
+    seq: Mapped[int] = mapped_column(Integer)
+    chunk_type: Mapped[str] = mapped_column(String(32))
+    parent_chunk_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("chunks.id", ondelete="CASCADE")
+    )
+    content: Mapped[str] = mapped_column(Text)
+    page: Mapped[int | None] = mapped_column(Integer)
+    start_offset: Mapped[int] = mapped_column(Integer, default=0)
+    end_offset: Mapped[int] = mapped_column(Integer, default=0)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIM))
+    tsv: Mapped[Any] = mapped_column(
+        TSVECTOR, Computed(f"to_tsvector('{TEXT_SEARCH_CONFIG}', content)", persisted=True)
+    )
+    graph_status: Mapped[GraphStatus] = mapped_column(
+        _enum(GraphStatus, "graph_status"), default=GraphStatus.PENDING
+    )
+    graph_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()
+
+
+class ChatSession(Base):
+    __tablename__ = "chat_sessions"
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    tenant_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("tenants.id", ondelete="CASCADE"), index=True
+    )
+    owner: Mapped[str] = mapped_column(String(200))
+    title: Mapped[str] = mapped_column(String(300), default="")
+    kb_ids: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+    messages: Mapped[list[Message]] = relationship(
+        back_populates="session", cascade="all, delete-orphan", order_by="Message.created_at"
+    )
+
+
+class Message(Base):
+    __tablename__ = "messages"
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    session_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("chat_sessions.id", ondelete="CASCADE"), index=True
+    )
+    role: Mapped[MessageRole] = mapped_column(_enum(MessageRole, "message_role"))
+    content: Mapped[str] = mapped_column(Text, default="")
+    references: Mapped[list[Any]] = mapped_column(default=list)
+    steps: Mapped[list[Any]] = mapped_column(default=list)
+    completed: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = _created()
+    session: Mapped[ChatSession] = relationship(back_populates="messages")
+
+
+class CoreMemory(Base):
+    """Always-in-prompt memory of an owner: identity, rules, profile."""
+
+    __tablename__ = "core_memory"
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "owner", "section", name="uq_core_memory_owner_section"),
+    )
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    owner: Mapped[str] = mapped_column(String(200))
+    section: Mapped[str] = mapped_column(String(100))
+    text: Mapped[str] = mapped_column(Text, default="")
+    updated_at: Mapped[datetime] = _updated()
+
+
+class RecallMemory(Base):
+    """The conversation log of an owner, one row per message, across sessions."""
+
+    __tablename__ = "recall_memory"
+    __table_args__ = (Index("ix_recall_memory_owner_time", "tenant_id", "owner", "created_at"),)
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    owner: Mapped[str] = mapped_column(String(200))
+    session_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("chat_sessions.id", ondelete="SET NULL"), index=True
+    )
+    role: Mapped[MessageRole] = mapped_column(_enum(MessageRole, "recall_role"))
+    content: Mapped[str] = mapped_column(Text, default="")
+    tool_data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = _created()

@@ -1,0 +1,129 @@
+"""The error tree of the backend. The API maps each class to its HTTP status and stable code.
+
+GraphragError
+├── NotFoundError            404 not_found
+├── ConflictError            409 conflict
+│   └── DuplicateDocumentError   409 duplicate_document
+├── InvalidInputError        422 invalid_input
+│   └── EmptyFileError           422 empty_file
+├── FileTooLargeError        413 file_too_large
+├── UnsupportedMediaError    415 unsupported_media_type
+├── ForbiddenError           403 forbidden
+├── UnauthorizedError        401 unauthorized
+├── GraphDisabledError       503 graph_disabled
+├── ServiceUnavailableError  503 service_unavailable
+├── EmbeddingError           502 embedding_failed (model missing or mismatched, server error)
+└── ParseError               document-level failure, stored on the document (not an HTTP answer)
+    ├── CorruptFileError
+    └── EncryptedFileError
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "ConflictError",
+    "CorruptFileError",
+    "DuplicateDocumentError",
+    "EmbeddingError",
+    "EmptyFileError",
+    "EncryptedFileError",
+    "FileTooLargeError",
+    "ForbiddenError",
+    "GraphDisabledError",
+    "GraphragError",
+    "InvalidInputError",
+    "NotFoundError",
+    "ParseError",
+    "ServiceUnavailableError",
+    "UnauthorizedError",
+    "UnsupportedMediaError",
+]
+
+
+class GraphragError(Exception):
+    """Root of every error the backend raises on purpose."""
+
+    code: ClassVar[str] = "internal_error"
+    http_status: ClassVar[int] = 500
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class NotFoundError(GraphragError):
+    code = "not_found"
+    http_status = 404
+
+
+class ConflictError(GraphragError):
+    code = "conflict"
+    http_status = 409
+
+
+class DuplicateDocumentError(ConflictError):
+    code = "duplicate_document"
+
+
+class InvalidInputError(GraphragError):
+    code = "invalid_input"
+    http_status = 422
+
+
+class EmptyFileError(InvalidInputError):
+    code = "empty_file"
+
+
+class FileTooLargeError(GraphragError):
+    code = "file_too_large"
+    http_status = 413
+
+
+class UnsupportedMediaError(GraphragError):
+    code = "unsupported_media_type"
+    http_status = 415
+
+
+class UnauthorizedError(GraphragError):
+    code = "unauthorized"
+    http_status = 401
+
+
+class ForbiddenError(GraphragError):
+    code = "forbidden"
+    http_status = 403
+
+
+class GraphDisabledError(GraphragError):
+    code = "graph_disabled"
+    http_status = 503
+
+
+class ServiceUnavailableError(GraphragError):
+    code = "service_unavailable"
+    http_status = 503
+
+
+class EmbeddingError(GraphragError):
+    """Texts could not be embedded: the model is missing or mismatched, or its server failed."""
+
+    code = "embedding_failed"
+    http_status = 502
+
+
+class ParseError(GraphragError):
+    """A document could not be parsed; the reason is stored on the document."""
+
+    code = "parse_failed"
+    http_status = 422
+
+
+class CorruptFileError(ParseError):
+    code = "corrupt_file"
+
+
+class EncryptedFileError(ParseError):
+    code = "encrypted_file"

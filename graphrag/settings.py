@@ -1,0 +1,217 @@
+"""Typed settings: `config/settings.yaml` supplies every default, environment variables override.
+
+Environment names are the section and the field joined by one underscore, split once:
+`NEO4J_URI` sets `neo4j.uri`, `LLM_BASE_URL` sets `llm.base_url`, `DATABASE_URL` sets
+`database.url`. Top-level fields such as `MAX_FILE_SIZE_MB` and `STORAGE_DIR` keep their names.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+__all__ = [
+    "ApiSettings",
+    "CelerySettings",
+    "DatabaseSettings",
+    "EmbeddingSettings",
+    "IngestSettings",
+    "LlmSettings",
+    "Neo4jSettings",
+    "RedisSettings",
+    "SearchSettings",
+    "Settings",
+    "get_settings",
+    "project_root",
+]
+
+CONFIG_ENV = "GRAPHRAG_CONFIG"
+
+
+def project_root() -> Path:
+    """The checkout's root: relative paths in the settings resolve against it."""
+    return Path(__file__).resolve().parent.parent
+
+
+class _Section(BaseModel):
+    model_config = {"extra": "forbid", "frozen": True}
+
+
+class ApiSettings(_Section):
+    host: str
+    port: int
+    default_page_size: int
+    max_page_size: int
+
+
+class DatabaseSettings(_Section):
+    url: str | None = Field(description="SQLAlchemy URL; empty means the embedded server")
+    embedded_dir: Path
+    pool_size: int
+    pool_max_overflow: int
+    connect_retries: int
+    connect_retry_interval_s: float
+    statement_timeout_ms: int
+
+
+class RedisSettings(_Section):
+    url: str
+    port: int
+    dir: Path
+
+
+class Neo4jSettings(_Section):
+    enable: bool
+    uri: str
+    username: str
+    password: SecretStr
+    database: str
+    connect_retries: int
+    connect_retry_interval_s: float
+    connection_timeout_s: float
+    max_connection_pool_size: int
+    max_connection_lifetime_s: int
+    transaction_timeout_s: float
+    delete_batch_size: int
+    search_max_seeds: int
+    search_max_rows: int
+    home: Path
+    heap: str
+    startup_timeout_s: float
+
+    @field_validator("enable", mode="before")
+    @classmethod
+    def _only_true_enables(cls, value: Any) -> bool:
+        # The seed's rule: the graph is on only when the variable says "true"; empty means off.
+        if isinstance(value, bool):
+            return value
+        return str(value).strip().lower() == "true"
+
+
+class LlmSettings(_Section):
+    base_url: str
+    model: str
+    api_key: SecretStr
+    timeout_s: float
+    temperature: float
+    max_tokens: int
+    json_schema: bool
+    concurrency_limit: int
+    concurrency_lease_s: int
+    concurrency_wait_s: float
+    max_retries: int
+
+
+class EmbeddingSettings(_Section):
+    backend: Literal["local", "openai"]
+    model: str
+    base_url: str
+    api_key: SecretStr
+    dim: int
+    batch_size: int
+    max_seq_length: int
+    timeout_s: float
+    model_dir: Path | None
+
+
+class IngestSettings(_Section):
+    chunk_size: int
+    chunk_overlap: int
+    separators: list[str]
+    ocr_languages: str
+    ocr_dpi: int
+    ocr_timeout_s: float
+    scanned_min_chars: int
+    scanned_image_coverage: float
+    min_image_side_px: int
+    url_allow_private: bool
+    url_timeout_s: float
+    url_max_redirects: int
+    stuck_after_s: int
+    reconcile_interval_s: int
+    vision_model: str | None
+    file_name_max_chars: int
+
+
+class CelerySettings(_Section):
+    docparse_queue: str
+    graph_queue: str
+    memory_queue: str
+    default_queue: str
+    prefetch_multiplier: int
+    docparse_time_limit_s: int
+    graph_time_limit_s: int
+    graph_max_retries: int
+    retry_backoff_max_s: int
+    result_expires_s: int
+
+
+class SearchSettings(_Section):
+    vector_threshold: float
+    keyword_threshold: float
+    rrf_k: int
+    vector_weight: float
+    keyword_weight: float
+    top_k: int
+
+
+class Settings(BaseSettings):
+    """Every tunable of the backend. Build it once per process with `get_settings()`."""
+
+    model_config = SettingsConfigDict(
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="ignore",
+        frozen=True,
+    )
+
+    environment: Literal["development", "test", "production"]
+    version: str
+    log_level: str
+    storage_dir: Path
+    max_file_size_mb: int
+    api: ApiSettings
+    database: DatabaseSettings
+    redis: RedisSettings
+    neo4j: Neo4jSettings
+    llm: LlmSettings
+    embedding: EmbeddingSettings
+    ingest: IngestSettings
+    celery: CelerySettings
+    search: SearchSettings
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        yaml_path = Path(os.environ.get(CONFIG_ENV, project_root() / "config" / "settings.yaml"))
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_path))
+
+    def resolve(self, path: Path) -> Path:
+        """An absolute path for a setting that may be relative to the project root."""
+        return path if path.is_absolute() else project_root() / path
+
+    @property
+    def max_file_size_bytes(self) -> int:
+        return self.max_file_size_mb * 1024 * 1024
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once at start (api lifespan, worker init, CLI)."""
+    return Settings()  # fields come from the YAML and env sources

@@ -1,0 +1,89 @@
+"""Health of every service the backend depends on, read with real requests."""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+import redis
+from neo4j import Driver
+from neo4j.exceptions import Neo4jError, ServiceUnavailable
+from pydantic import BaseModel
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import SQLAlchemyError
+
+from graphrag.graph.neo4j_client import neo4j_version
+from graphrag.settings import Settings
+
+__all__ = ["ServiceHealth", "SystemStatus", "collect_status", "graph_engine_name"]
+
+log = logging.getLogger(__name__)
+
+GRAPH_ENGINE_ON = "Neo4j"
+GRAPH_ENGINE_OFF = "Not Enabled"
+
+
+class ServiceHealth(BaseModel):
+    status: Literal["ok", "down", "disabled"]
+    version: str | None = None
+    detail: str | None = None
+
+
+class SystemStatus(BaseModel):
+    version: str
+    graph_database_engine: str
+    database: ServiceHealth
+    redis: ServiceHealth
+    graph: ServiceHealth
+
+
+def graph_engine_name(settings: Settings) -> str:
+    """What the seed's GET /system reports: "Neo4j" when the graph is on, else "Not Enabled"."""
+    return GRAPH_ENGINE_ON if settings.neo4j.enable else GRAPH_ENGINE_OFF
+
+
+def _database(engine: Engine) -> ServiceHealth:
+    try:
+        with engine.connect() as conn:
+            version = conn.execute(text("SHOW server_version")).scalar_one()
+            vector = conn.execute(
+                text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            ).scalar_one_or_none()
+    except SQLAlchemyError as exc:
+        return ServiceHealth(status="down", detail=str(exc).splitlines()[0])
+    pgvector = vector or "absent"
+    return ServiceHealth(status="ok", version=f"PostgreSQL {version}; pgvector {pgvector}")
+
+
+def _redis(client: redis.Redis[bytes]) -> ServiceHealth:
+    try:
+        info = client.info("server")
+    except redis.RedisError as exc:
+        return ServiceHealth(status="down", detail=str(exc))
+    return ServiceHealth(status="ok", version=f"Redis {info.get('redis_version', '?')}")
+
+
+def _graph(driver: Driver | None, settings: Settings) -> ServiceHealth:
+    if not settings.neo4j.enable:
+        return ServiceHealth(status="disabled")
+    if driver is None:
+        return ServiceHealth(status="down", detail="no driver")
+    try:
+        return ServiceHealth(
+            status="ok", version=f"Neo4j {neo4j_version(driver, settings.neo4j.database)}"
+        )
+    except (Neo4jError, ServiceUnavailable, OSError) as exc:
+        return ServiceHealth(status="down", detail=str(exc))
+
+
+def collect_status(
+    settings: Settings, engine: Engine, redis_client: redis.Redis[bytes], driver: Driver | None
+) -> SystemStatus:
+    """Ask each service for its version; a failing one is reported down, never raised."""
+    return SystemStatus(
+        version=settings.version,
+        graph_database_engine=graph_engine_name(settings),
+        database=_database(engine),
+        redis=_redis(redis_client),
+        graph=_graph(driver, settings),
+    )

@@ -1,0 +1,63 @@
+"""A real Celery worker process for integration tests, started and stopped like in production."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from celery import Celery
+
+from tests.support.services import ROOT, worker_environment
+
+__all__ = ["WorkerProcess"]
+
+READY_TIMEOUT_S = 90.0
+
+
+class WorkerProcess:
+    """`graphrag worker` in a subprocess, with the test session's environment."""
+
+    def __init__(self, env: dict[str, str], log_path: Path, concurrency: int = 2) -> None:
+        self.env = worker_environment(env)
+        self.log_path = log_path
+        self.concurrency = concurrency
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, celery: Celery) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "graphrag.cli", "worker", f"--concurrency={self.concurrency}"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited early; see {self.log_path}")
+            replies = celery.control.ping(timeout=1.0)
+            if replies:
+                return
+        raise RuntimeError(f"worker not ready after {READY_TIMEOUT_S}s; see {self.log_path}")
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker process group: a crash, not a shutdown."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=READY_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
