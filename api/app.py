@@ -11,11 +11,16 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from api.errors import install_error_handlers
-from api.routers import system
+from api.routers import documents, knowledge_bases, system
 from api.state import AppState
 from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
 from graphrag.graph.neo4j_client import connect_driver
+from graphrag.graph.neo4j_store import Neo4jGraphStore
+from graphrag.graph.store import DisabledGraphStore
+from graphrag.ingest.storage import FileStorage
 from graphrag.settings import Settings, get_settings
+from workers.celery_app import create_celery
+from workers.queue import CeleryTaskQueue
 
 __all__ = ["create_app"]
 
@@ -34,6 +39,9 @@ def _open_state(settings: Settings) -> AppState:
         sessions=make_session_factory(engine),
         redis=redis.Redis.from_url(settings.redis.url),
         neo4j=driver,
+        graph=Neo4jGraphStore(driver, settings.neo4j) if driver else DisabledGraphStore(),
+        storage=FileStorage(settings.resolve(settings.storage_dir)),
+        queue=CeleryTaskQueue(create_celery(settings)),
     )
 
 
@@ -65,4 +73,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.include_router(system.router)
+    app.include_router(knowledge_bases.router)
+    app.include_router(documents.router)
     return app

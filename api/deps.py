@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 from sqlalchemy.orm import Session
 
 from api.state import AppState
 from graphrag.db.engine import session_scope
+from graphrag.graph.store import GraphStore
+from graphrag.ingest.storage import FileStorage
 from graphrag.settings import Settings
+from graphrag.task_queue import TaskQueue
+from graphrag.tenancy import ensure_tenant
 
-__all__ = ["AppStateDep", "SessionDep", "SettingsDep"]
+__all__ = [
+    "AppStateDep",
+    "GraphStoreDep",
+    "PageParams",
+    "QueueDep",
+    "SessionDep",
+    "SettingsDep",
+    "StorageDep",
+    "TenantDep",
+]
 
 
 def get_state(request: Request) -> AppState:
@@ -20,15 +34,55 @@ def get_state(request: Request) -> AppState:
     return state
 
 
-def get_settings_dep(state: Annotated[AppState, Depends(get_state)]) -> Settings:
+AppStateDep = Annotated[AppState, Depends(get_state)]
+
+
+def get_settings_dep(state: AppStateDep) -> Settings:
     return state.settings
 
 
-def get_session(state: Annotated[AppState, Depends(get_state)]) -> Iterator[Session]:
+def get_session(state: AppStateDep) -> Iterator[Session]:
     with session_scope(state.sessions) as session:
         yield session
 
 
-AppStateDep = Annotated[AppState, Depends(get_state)]
+def get_graph(state: AppStateDep) -> GraphStore:
+    return state.graph
+
+
+def get_storage(state: AppStateDep) -> FileStorage:
+    return state.storage
+
+
+def get_queue(state: AppStateDep) -> TaskQueue:
+    return state.queue
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 SessionDep = Annotated[Session, Depends(get_session)]
+GraphStoreDep = Annotated[GraphStore, Depends(get_graph)]
+StorageDep = Annotated[FileStorage, Depends(get_storage)]
+QueueDep = Annotated[TaskQueue, Depends(get_queue)]
+
+
+def get_tenant(state: AppStateDep) -> uuid.UUID:
+    """The caller's tenant: the default one until API keys name theirs."""
+    with session_scope(state.sessions) as session:
+        return ensure_tenant(session, state.settings.api.default_tenant)
+
+
+TenantDep = Annotated[uuid.UUID, Depends(get_tenant)]
+
+
+class PageParams:
+    """`?page=&page_size=` bounded by the settings' maximum."""
+
+    def __init__(
+        self,
+        settings: SettingsDep,
+        page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+        page_size: Annotated[int | None, Query(ge=1)] = None,
+    ) -> None:
+        self.page = page
+        size = page_size or settings.api.default_page_size
+        self.page_size = min(size, settings.api.max_page_size)

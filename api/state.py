@@ -9,7 +9,10 @@ from neo4j import Driver
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from graphrag.graph.store import GraphStore
+from graphrag.ingest.storage import FileStorage
 from graphrag.settings import Settings
+from graphrag.task_queue import TaskQueue
 
 __all__ = ["AppState"]
 
@@ -21,3 +24,6 @@ class AppState:
     sessions: sessionmaker[Session]
     redis: redis.Redis[bytes]
     neo4j: Driver | None
+    graph: GraphStore
+    storage: FileStorage
+    queue: TaskQueue

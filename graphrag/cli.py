@@ -6,6 +6,7 @@ The CLI is an edge like `api/` and `workers/`: it imports them lazily, inside th
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -48,18 +49,33 @@ def serve(
 def worker(
     queues: str = typer.Option("", help="comma-separated queues (default: all)"),
     concurrency: int = typer.Option(0, help="worker processes (default: CPU count)"),
+    beat: bool = typer.Option(False, help="also run the periodic reconciler (one per cluster)"),
 ) -> None:
     """Run a Celery worker on the given queues."""
     from workers.celery_app import app as celery_app
 
     c = get_settings().celery
-    names = queues or ",".join(
-        [c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue]
-    )
+    names = queues or ",".join([c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue])
     argv = ["worker", "-Q", names, "--loglevel", get_settings().log_level]
     if concurrency:
         argv += ["--concurrency", str(concurrency)]
+    if beat:
+        argv.append("--beat")
     celery_app.worker_main(argv)
+
+
+@app.command()
+def ingest(
+    paths: list[Path] = typer.Argument(..., exists=True, help="files or folders to upload"),
+    kb: str = typer.Option(..., "--kb", help="knowledge base name (created if missing)"),
+    graph: bool = typer.Option(False, help="build the knowledge graph (needs NEO4J_ENABLE=true)"),
+) -> None:
+    """Upload documents and follow each one until it is completed or failed."""
+    from graphrag.cli_ingest import open_run, run_ingest
+
+    states = run_ingest(open_run(get_settings()), console, paths, kb, graph)
+    if any(s.status.value != "completed" for s in states):
+        raise typer.Exit(code=1)
 
 
 @app.command()

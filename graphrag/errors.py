@@ -12,7 +12,12 @@ GraphragError
 ├── UnauthorizedError        401 unauthorized
 ├── GraphDisabledError       503 graph_disabled
 ├── ServiceUnavailableError  503 service_unavailable
+│   ├── GraphStoreError          503 graph_store_error
+│   └── LlmUnavailableError      503 llm_unavailable
 ├── EmbeddingError           502 embedding_failed (model missing or mismatched, server error)
+├── PromptError              500 prompt_error (a prompt template is broken or misused)
+│   ├── PromptTemplateError      500 prompt_template_invalid
+│   └── PromptRenderError        500 prompt_render_failed
 └── ParseError               document-level failure, stored on the document (not an HTTP answer)
     ├── CorruptFileError
     └── EncryptedFileError
@@ -32,10 +37,15 @@ __all__ = [
     "FileTooLargeError",
     "ForbiddenError",
     "GraphDisabledError",
+    "GraphStoreError",
     "GraphragError",
     "InvalidInputError",
+    "LlmUnavailableError",
     "NotFoundError",
     "ParseError",
+    "PromptError",
+    "PromptRenderError",
+    "PromptTemplateError",
     "ServiceUnavailableError",
     "UnauthorizedError",
     "UnsupportedMediaError",
@@ -112,6 +122,35 @@ class EmbeddingError(GraphragError):
 
     code = "embedding_failed"
     http_status = 502
+
+
+class PromptError(GraphragError):
+    """A prompt template is broken or was rendered with the wrong values: a bug, not user input."""
+
+    code = "prompt_error"
+    http_status = 500
+
+
+class PromptTemplateError(PromptError):
+    """A template file is missing, unreadable, or its placeholders disagree with its `inputs`."""
+
+    code = "prompt_template_invalid"
+
+
+class PromptRenderError(PromptError):
+    """A template was rendered with missing or unexpected values."""
+
+    code = "prompt_render_failed"
+
+
+class GraphStoreError(ServiceUnavailableError):
+    code = "graph_store_error"
+
+
+class LlmUnavailableError(ServiceUnavailableError):
+    """The LLM server failed (connection, timeout, 5xx, broken body): worth a later retry."""
+
+    code = "llm_unavailable"
 
 
 class ParseError(GraphragError):

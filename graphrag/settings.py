@@ -23,8 +23,10 @@ from pydantic_settings import (
 __all__ = [
     "ApiSettings",
     "CelerySettings",
+    "CliSettings",
     "DatabaseSettings",
     "EmbeddingSettings",
+    "ExtractionSettings",
     "IngestSettings",
     "LlmSettings",
     "Neo4jSettings",
@@ -50,6 +52,7 @@ class _Section(BaseModel):
 class ApiSettings(_Section):
     host: str
     port: int
+    default_tenant: str
     default_page_size: int
     max_page_size: int
 
@@ -141,6 +144,9 @@ class IngestSettings(_Section):
     reconcile_interval_s: int
     vision_model: str | None
     file_name_max_chars: int
+    ocr_max_pixels: int
+    ocr_max_images_per_page: int
+    max_control_char_ratio: float
 
 
 class CelerySettings(_Section):
@@ -152,6 +158,8 @@ class CelerySettings(_Section):
     docparse_time_limit_s: int
     graph_time_limit_s: int
     graph_max_retries: int
+    graph_retry_backoff_s: float
+    graph_soft_limit_margin_s: int
     retry_backoff_max_s: int
     result_expires_s: int
 
@@ -163,6 +171,27 @@ class SearchSettings(_Section):
     vector_weight: float
     keyword_weight: float
     top_k: int
+
+
+class ExtractionSettings(_Section):
+    """Knowledge-graph extraction: parser caps, tag policy, limits of a KB's ExtractConfig."""
+
+    keep_relations_outside_tags: bool
+    max_name_chars: int = Field(gt=0)
+    max_attributes_per_node: int = Field(ge=0)
+    max_nodes_per_chunk: int = Field(gt=0)
+    max_relations_per_chunk: int = Field(ge=0)
+    max_tags: int = Field(ge=0)
+    max_example_text_chars: int = Field(ge=0)
+    max_custom_instructions_chars: int = Field(ge=0)
+    prompt_templates_dir: Path
+
+
+class CliSettings(_Section):
+    poll_interval_s: float
+    wait_timeout_s: float
+    demo_kb_name: str
+    demo_question: str
 
 
 class Settings(BaseSettings):
@@ -189,6 +218,8 @@ class Settings(BaseSettings):
     ingest: IngestSettings
     celery: CelerySettings
     search: SearchSettings
+    cli: CliSettings
+    extraction: ExtractionSettings
 
     @classmethod
     def settings_customise_sources(

@@ -8,11 +8,13 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from celery import Celery
+from neo4j import Driver
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import make_engine, make_session_factory
 from graphrag.db.migrate import upgrade_to_head
+from graphrag.graph.neo4j_client import connect_driver
 from graphrag.settings import Settings
 from tests.support.http_server import ThreadedServer
 from tests.support.services import (
@@ -103,3 +105,17 @@ def api_url(settings: Settings) -> Iterator[str]:
 def http(api_url: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=api_url, timeout=30.0) as client:
         yield client
+
+
+@pytest.fixture(scope="module")
+def http_module(api_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=api_url, timeout=30.0) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def neo4j_driver(settings: Settings) -> Iterator[Driver]:
+    """The official driver against the local Neo4j + APOC (first connection retried)."""
+    driver = connect_driver(settings.neo4j)
+    yield driver
+    driver.close()

@@ -13,7 +13,7 @@ from graphrag.settings import Settings, get_settings
 __all__ = ["TASK_MODULES", "app", "create_celery"]
 
 # Imported by the worker at start; producers enqueue by task name and need none of them.
-TASK_MODULES = ["workers.tasks_system"]
+TASK_MODULES = ["workers.tasks_system", "workers.tasks_documents", "workers.tasks_graph"]
 
 
 def create_celery(settings: Settings) -> Celery:
@@ -45,7 +45,15 @@ def create_celery(settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
         timezone="UTC",
         include=TASK_MODULES,
+        beat_schedule={
+            "reconcile-stuck-documents": {
+                "task": "document.reconcile",
+                "schedule": float(settings.ingest.reconcile_interval_s),
+            }
+        },
     )
+    # Task modules read their limits from here, so they share the app's settings object.
+    celery.conf.graphrag_settings = settings
     return celery
 
 

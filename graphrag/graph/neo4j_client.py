@@ -39,7 +39,10 @@ def connect_driver(settings: Neo4jSettings) -> Driver:
         except (ServiceUnavailable, SessionExpired, OSError) as exc:
             log.warning(
                 "Neo4j not reachable at %s (attempt %d/%d): %s",
-                settings.uri, attempt, settings.connect_retries, exc,
+                settings.uri,
+                attempt,
+                settings.connect_retries,
+                exc,
             )
             if attempt < settings.connect_retries:
                 time.sleep(settings.connect_retry_interval_s)

@@ -24,9 +24,7 @@ def start_local_services(with_neo4j: bool = True) -> dict[str, str]:
     args.append("--neo4j" if with_neo4j else "--no-neo4j")
     subprocess.run(args, check=True, cwd=ROOT)
     env_file = ROOT / "data" / "services.env"
-    return dict(
-        line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line
-    )
+    return dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line)
 
 
 def _admin_url(server_url: str) -> str:

@@ -8,12 +8,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from celery import Celery
 
 from tests.support.services import ROOT, worker_environment
 
-__all__ = ["WorkerProcess"]
+__all__ = ["WorkerProcess", "wait_idle"]
 
 READY_TIMEOUT_S = 90.0
 
@@ -26,10 +27,11 @@ class WorkerProcess:
         self.log_path = log_path
         self.concurrency = concurrency
         self.proc: subprocess.Popen[bytes] | None = None
+        self._log: BinaryIO | None = None
 
     def start(self, celery: Celery) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = self.log_path.open("ab")
+        self._log = log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "graphrag.cli", "worker", f"--concurrency={self.concurrency}"],
             cwd=ROOT,
@@ -52,12 +54,30 @@ class WorkerProcess:
         if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=READY_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._close_log()
+
+
+def wait_idle(celery: Celery, timeout_s: float = READY_TIMEOUT_S) -> None:
+    """Wait until no worker runs or holds a task: the queue's work so far is done."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        inspect = celery.control.inspect(timeout=1.0)
+        active, reserved = inspect.active() or {}, inspect.reserved() or {}
+        if not any(active.values()) and not any(reserved.values()):
             return
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=READY_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        time.sleep(0.2)
+    raise AssertionError("workers still busy")

@@ -1,0 +1,159 @@
+"""Documents of a knowledge base: add (file, URL, text), list, read, re-parse, cancel, delete."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, File, Query, Request, UploadFile, status
+
+from api.deps import PageParams, QueueDep, SessionDep, SettingsDep, StorageDep, TenantDep
+from api.uploads import read_capped
+from graphrag.db.enums import KnowledgeSource, ParseStatus
+from graphrag.errors import FileTooLargeError
+from graphrag.ingest import documents
+from graphrag.ingest.schemas import (
+    ChunkPublic,
+    KnowledgePublic,
+    KnowledgeStages,
+    Page,
+    TextImport,
+    UrlImport,
+)
+from graphrag.ingest.url_import import fetch_url
+from graphrag.task_queue import TaskQueue
+
+router = APIRouter(prefix="/api/v1", tags=["documents"])
+Pages = Annotated[PageParams, Depends()]
+
+# Multipart framing around the file: a request this much over the cap is refused unread.
+_MULTIPART_SLACK_BYTES = 64 * 1024
+
+
+def _enqueue_new(session: SessionDep, queue: TaskQueue, doc: KnowledgePublic) -> KnowledgePublic:
+    session.commit()
+    queue.process_document(doc.id, doc.attempt)
+    return doc
+
+
+@router.post("/knowledge-bases/{kb_id}/knowledge/file", status_code=status.HTTP_202_ACCEPTED)
+def upload_file(
+    kb_id: uuid.UUID,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    storage: StorageDep,
+    queue: QueueDep,
+    tenant: TenantDep,
+    file: Annotated[UploadFile, File(description="PDF, PNG/JPEG/TIFF, TXT, Markdown, HTML, DOCX")],
+) -> KnowledgePublic:
+    """Upload a file; it is checked (size, type by content, duplicate) and queued for parsing."""
+    cap = settings.max_file_size_bytes
+    declared = int(request.headers.get("content-length") or 0)
+    if declared > cap + _MULTIPART_SLACK_BYTES:
+        raise FileTooLargeError(f"the file exceeds the {settings.max_file_size_mb} MB limit")
+    new = documents.NewDocument(
+        data=read_capped(file, cap),
+        file_name=file.filename or "",
+        media_type=file.content_type,
+        source=KnowledgeSource.FILE,
+    )
+    doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
+    return _enqueue_new(session, queue, doc)
+
+
+@router.post("/knowledge-bases/{kb_id}/knowledge/url", status_code=status.HTTP_202_ACCEPTED)
+def import_url(
+    kb_id: uuid.UUID,
+    body: UrlImport,
+    session: SessionDep,
+    settings: SettingsDep,
+    storage: StorageDep,
+    queue: QueueDep,
+    tenant: TenantDep,
+) -> KnowledgePublic:
+    """Fetch a public http(s) page or file and add it like an upload."""
+    new = fetch_url(str(body.url), settings)
+    doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
+    return _enqueue_new(session, queue, doc)
+
+
+@router.post("/knowledge-bases/{kb_id}/knowledge/text", status_code=status.HTTP_202_ACCEPTED)
+def add_text(
+    kb_id: uuid.UUID,
+    body: TextImport,
+    session: SessionDep,
+    settings: SettingsDep,
+    storage: StorageDep,
+    queue: QueueDep,
+    tenant: TenantDep,
+) -> KnowledgePublic:
+    """Add raw text (Markdown) as a document."""
+    if len(body.content.encode("utf-8")) > settings.max_file_size_bytes:
+        raise FileTooLargeError(f"the text exceeds the {settings.max_file_size_mb} MB limit")
+    new = documents.text_document(body.title, body.content)
+    doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
+    return _enqueue_new(session, queue, doc)
+
+
+@router.get("/knowledge-bases/{kb_id}/knowledge")
+def list_documents(
+    kb_id: uuid.UUID,
+    session: SessionDep,
+    tenant: TenantDep,
+    pages: Pages,
+    parse_status: Annotated[ParseStatus | None, Query(alias="status")] = None,
+) -> Page[KnowledgePublic]:
+    return documents.list_documents(
+        session, tenant, kb_id, page=pages.page, page_size=pages.page_size, status=parse_status
+    )
+
+
+@router.get("/knowledge/{knowledge_id}")
+def get_document(
+    knowledge_id: uuid.UUID, session: SessionDep, tenant: TenantDep
+) -> KnowledgePublic:
+    return documents.get_document(session, tenant, knowledge_id)
+
+
+@router.get("/knowledge/{knowledge_id}/stages")
+def get_stages(knowledge_id: uuid.UUID, session: SessionDep, tenant: TenantDep) -> KnowledgeStages:
+    """Per-stage progress (parse, embed, index, graph) of the current attempt."""
+    return documents.get_stages(session, tenant, knowledge_id)
+
+
+@router.get("/knowledge/{knowledge_id}/chunks")
+def list_chunks(
+    knowledge_id: uuid.UUID, session: SessionDep, tenant: TenantDep, pages: Pages
+) -> Page[ChunkPublic]:
+    return documents.list_chunks(
+        session, tenant, knowledge_id, page=pages.page, page_size=pages.page_size
+    )
+
+
+@router.post("/knowledge/{knowledge_id}/reparse", status_code=status.HTTP_202_ACCEPTED)
+def reparse(
+    knowledge_id: uuid.UUID, session: SessionDep, queue: QueueDep, tenant: TenantDep
+) -> KnowledgePublic:
+    """Parse again from the stored original, as a new attempt (its old graph is removed first)."""
+    doc_id, attempt = documents.request_reparse(session, tenant, knowledge_id)
+    session.commit()
+    queue.process_document(doc_id, attempt)
+    return documents.get_document(session, tenant, doc_id)
+
+
+@router.post("/knowledge/{knowledge_id}/cancel")
+def cancel(knowledge_id: uuid.UUID, session: SessionDep, tenant: TenantDep) -> KnowledgePublic:
+    """Stop a document's processing; its running tasks find it cancelled and stop."""
+    return documents.request_cancel(session, tenant, knowledge_id)
+
+
+@router.delete("/knowledge/{knowledge_id}", status_code=status.HTTP_202_ACCEPTED)
+def delete_document(
+    knowledge_id: uuid.UUID, session: SessionDep, queue: QueueDep, tenant: TenantDep
+) -> dict[str, str]:
+    """Hide the document at once; its graph, chunks and file are purged in the background."""
+    doc_id = documents.request_delete(session, tenant, knowledge_id)
+    session.commit()
+    queue.delete_document(doc_id)
+    return {"id": str(doc_id), "status": "deleting"}

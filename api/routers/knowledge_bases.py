@@ -1,0 +1,63 @@
+"""Knowledge bases: create, list, read, change, delete."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter, status
+
+from api.deps import GraphStoreDep, QueueDep, SessionDep, SettingsDep, TenantDep
+from graphrag.kb import service
+from graphrag.kb.schemas import KnowledgeBaseCreate, KnowledgeBasePublic, KnowledgeBaseUpdate
+
+router = APIRouter(prefix="/api/v1/knowledge-bases", tags=["knowledge bases"])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def create_knowledge_base(
+    body: KnowledgeBaseCreate,
+    session: SessionDep,
+    settings: SettingsDep,
+    graph: GraphStoreDep,
+    tenant: TenantDep,
+) -> KnowledgeBasePublic:
+    """Create a knowledge base; chunking defaults come from the settings."""
+    return service.create_kb(session, settings, graph, tenant, body)
+
+
+@router.get("")
+def list_knowledge_bases(
+    session: SessionDep, settings: SettingsDep, tenant: TenantDep
+) -> list[KnowledgeBasePublic]:
+    return service.list_kbs(session, settings, tenant)
+
+
+@router.get("/{kb_id}")
+def get_knowledge_base(
+    kb_id: uuid.UUID, session: SessionDep, settings: SettingsDep, tenant: TenantDep
+) -> KnowledgeBasePublic:
+    return service.get_kb(session, settings, tenant, kb_id)
+
+
+@router.patch("/{kb_id}")
+def update_knowledge_base(
+    kb_id: uuid.UUID,
+    body: KnowledgeBaseUpdate,
+    session: SessionDep,
+    settings: SettingsDep,
+    graph: GraphStoreDep,
+    tenant: TenantDep,
+) -> KnowledgeBasePublic:
+    """Change fields; new chunking applies to documents parsed afterwards."""
+    return service.update_kb(session, settings, graph, tenant, kb_id, body)
+
+
+@router.delete("/{kb_id}", status_code=status.HTTP_202_ACCEPTED)
+def delete_knowledge_base(
+    kb_id: uuid.UUID, session: SessionDep, queue: QueueDep, tenant: TenantDep
+) -> dict[str, str]:
+    """Hide the base at once; its graph, documents, chunks and files are purged afterwards."""
+    deleted = service.request_kb_delete(session, tenant, kb_id)
+    session.commit()
+    queue.delete_knowledge_base(deleted)
+    return {"id": str(deleted), "status": "deleting"}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The main job end to end on the embedded default: start the services (PostgreSQL + pgvector,
+# Redis, Neo4j + APOC, llama.cpp with a small real model), migrate, start a worker, ingest the
+# sample documents into a graph-enabled knowledge base, and query what was built.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+bash deploy/local/setup.sh
+mkdir -p data/run data/logs && chmod 700 data/run
+export XDG_RUNTIME_DIR="$PWD/data/run"
+
+.venv/bin/python deploy/local/services.py start --neo4j --llama
+set -a; source data/services.env; set +a
+export NEO4J_ENABLE=true
+
+.venv/bin/graphrag migrate
+.venv/bin/graphrag worker --beat > data/logs/demo-worker.log 2>&1 &
+WORKER_PID=$!
+trap 'kill $WORKER_PID 2>/dev/null || true; wait $WORKER_PID 2>/dev/null || true' EXIT
+
+.venv/bin/graphrag demo deploy/local/samples

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install what the backend needs on a fresh Debian machine: system packages, the Python
+# environment (.venv, via uv) and the Maven-built Neo4j + APOC. Safe to run again: each step
+# skips what is already there, and uv, pip and Maven keep their caches (~/.cache, ~/.m2).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+APT_PACKAGES=(redis-server tesseract-ocr tesseract-ocr-eng tesseract-ocr-fra)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing system packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3.11}
+command -v "$PYTHON" >/dev/null || PYTHON=python3
+"$PYTHON" -m uv --version >/dev/null 2>&1 || "$PYTHON" -m pip install -q uv
+[ -x .venv/bin/python ] || "$PYTHON" -m uv venv -q --python "$PYTHON" .venv
+# The llama extra builds llama.cpp from source on first install (about 5 minutes on 2 cores);
+# uv caches the wheel, so later installs take seconds.
+"$PYTHON" -m uv pip install -q --python .venv/bin/python -e '.[embedded,dev,llama]'
+
+bash deploy/neo4j/run.sh build

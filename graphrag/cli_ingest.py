@@ -1,0 +1,129 @@
+"""`graphrag ingest`: upload local files and follow each document to a terminal status."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.db.engine import make_engine, make_session_factory
+from graphrag.graph.factory import build_graph_store
+from graphrag.graph.store import GraphStore
+from graphrag.ingest.batch import DocumentState, ensure_kb_by_name, poll_states, submit_files
+from graphrag.ingest.storage import FileStorage
+from graphrag.settings import Settings
+from graphrag.task_queue import TaskQueue
+
+__all__ = ["IngestRun", "open_run", "run_ingest"]
+
+_STAGE_ORDER = ("parse", "embed", "index", "graph")
+
+
+@dataclass
+class IngestRun:
+    settings: Settings
+    sessions: sessionmaker[Session]
+    storage: FileStorage
+    graph: GraphStore
+    queue: TaskQueue
+
+
+def open_run(settings: Settings) -> IngestRun:
+    """The services an ingestion from the command line talks to (same as the API's)."""
+    from workers.celery_app import create_celery
+    from workers.queue import CeleryTaskQueue
+
+    return IngestRun(
+        settings=settings,
+        sessions=make_session_factory(make_engine(settings)),
+        storage=FileStorage(settings.resolve(settings.storage_dir)),
+        graph=build_graph_store(settings),
+        queue=CeleryTaskQueue(create_celery(settings)),
+    )
+
+
+def _describe(state: DocumentState) -> tuple[str, int, int]:
+    """A label and a (done, total) pair for the stage the document is in."""
+    for stage in reversed(_STAGE_ORDER):
+        info = state.progress.get(stage)
+        if info and info.get("status") == "running":
+            return stage, int(str(info.get("done", 0))), int(str(info.get("total", 0)))
+    return state.status.value, 1 if state.terminal else 0, 1
+
+
+def _expand(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        files.extend(sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path])
+    return files
+
+
+def run_ingest(
+    run: IngestRun, console: Console, paths: list[Path], kb_name: str, graph: bool
+) -> list[DocumentState]:
+    """Upload, then show one progress bar per document until all are terminal (or time out)."""
+    kb_id = ensure_kb_by_name(run.sessions, run.settings, run.graph, kb_name, graph_enabled=graph)
+    submitted = submit_files(
+        run.sessions, run.settings, run.storage, run.queue, kb_id, _expand(paths)
+    )
+    for item in submitted:
+        if item.error:
+            console.print(f"[red]refused[/] {item.path}: {item.error}")
+        elif item.duplicate:
+            console.print(f"[yellow]already there[/] {item.path} -> {item.knowledge_id}")
+    ids = [s.knowledge_id for s in submitted if s.knowledge_id is not None]
+    names = {s.knowledge_id: Path(s.path).name for s in submitted}
+    states = _follow(run, console, ids, names)
+    _summary(console, states, names)
+    return states
+
+
+def _follow(
+    run: IngestRun, console: Console, ids: list[uuid.UUID], names: dict[uuid.UUID | None, str]
+) -> list[DocumentState]:
+    cli = run.settings.cli
+    deadline = time.monotonic() + cli.wait_timeout_s
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[stage]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console) as progress:
+        bars: dict[uuid.UUID, TaskID] = {
+            i: progress.add_task(names[i], total=1, stage="pending") for i in ids
+        }
+        while True:
+            states = poll_states(run.sessions, ids)
+            for state in states:
+                stage, done, total = _describe(state)
+                progress.update(
+                    bars[state.knowledge_id], completed=done, total=max(total, 1), stage=stage
+                )
+            if all(s.terminal for s in states) or time.monotonic() > deadline:
+                return states
+            time.sleep(cli.poll_interval_s)
+
+
+def _summary(
+    console: Console, states: list[DocumentState], names: dict[uuid.UUID | None, str]
+) -> None:
+    table = Table("document", "status", "chunks", "entities", "relations", "failed chunks", "error")
+    for s in states:
+        colour = {"completed": "green", "failed": "red"}.get(s.status.value, "yellow")
+        table.add_row(
+            names[s.knowledge_id],
+            f"[{colour}]{s.status.value}[/]",
+            str(s.chunk_count),
+            str(s.entity_count),
+            str(s.relation_count),
+            str(s.failed_chunk_count),
+            s.error or "",
+        )
+    console.print(table)

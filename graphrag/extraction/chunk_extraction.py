@@ -1,0 +1,142 @@
+"""The `graph.extract_chunk` work: one LLM call for one chunk, merged into the graph.
+
+A chunk settles exactly once (done or failed) and releases its document's counter; an answer
+the model gave in prose, or empty, is a chunk with no graph, not a failure and not a retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sqlalchemy import update
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.db.engine import session_scope
+from graphrag.db.enums import GraphStatus, ParseStatus
+from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
+from graphrag.errors import GraphStoreError, LlmUnavailableError
+from graphrag.extraction.graph_cleanup import ParseOptions
+from graphrag.extraction.models import ExtractConfig, GraphData
+from graphrag.extraction.output_parser import parse_graph_output
+from graphrag.extraction.prompt_builder import build_extraction_request
+from graphrag.graph.store import GraphCounts, GraphStore
+from graphrag.ingest.lifecycle import finish_chunk_subtask
+from graphrag.llm.client import LlmClient
+from graphrag.settings import Settings
+
+__all__ = ["RETRYABLE", "ChunkOutcome", "GraphContext", "extract_chunk_graph", "fail_chunk"]
+
+log = logging.getLogger(__name__)
+
+# Faults a later try may not meet again; anything else is a bug and surfaces as one.
+RETRYABLE = (LlmUnavailableError, GraphStoreError)
+
+
+@dataclass(frozen=True)
+class GraphContext:
+    settings: Settings
+    sessions: sessionmaker[Session]
+    llm: LlmClient
+    graph: GraphStore
+
+
+class ChunkOutcome(StrEnum):
+    DONE = "done"
+    FAILED = "failed"
+    STALE = "stale"
+
+
+@dataclass(frozen=True)
+class _Work:
+    kb_id: uuid.UUID
+    text: str
+    config: ExtractConfig
+
+
+def _load(
+    session: Session, knowledge_id: uuid.UUID, attempt: int, chunk_id: uuid.UUID
+) -> _Work | None:
+    doc = session.get(Knowledge, knowledge_id)
+    chunk = session.get(Chunk, chunk_id)
+    if (
+        doc is None
+        or chunk is None
+        or doc.attempt != attempt
+        or chunk.attempt != attempt
+        or doc.parse_status != ParseStatus.FINALIZING
+        or chunk.graph_status != GraphStatus.PENDING
+    ):
+        return None
+    kb = session.get(KnowledgeBase, doc.kb_id)
+    if kb is None:
+        return None
+    return _Work(doc.kb_id, chunk.content, ExtractConfig.model_validate(kb.extract_config))
+
+
+def _extract(ctx: GraphContext, work: _Work) -> GraphData:
+    request = build_extraction_request(work.config, work.text, ctx.settings.extraction)
+    reply = ctx.llm.complete(request.messages, request.response_format)
+    options = ParseOptions.from_settings(ctx.settings.extraction, work.config.tags)
+    outcome = parse_graph_output(reply.content, options)
+    log.debug("extraction reply %s (finish %s)", outcome.kind, reply.finish_reason)
+    return outcome.data
+
+
+def extract_chunk_graph(
+    ctx: GraphContext,
+    knowledge_id: uuid.UUID,
+    attempt: int,
+    chunk_id: uuid.UUID,
+    *,
+    final_try: bool,
+) -> ChunkOutcome:
+    """Extract and store one chunk's graph. Transient faults raise unless this is the final
+    try, which instead settles the chunk as failed with the reason."""
+    with session_scope(ctx.sessions) as session:
+        work = _load(session, knowledge_id, attempt, chunk_id)
+    if work is None:
+        return ChunkOutcome.STALE
+    try:
+        graph = _extract(ctx, work)
+        if not graph.is_empty:
+            tagged = graph.with_chunk(str(chunk_id))
+            ctx.graph.write_chunk_graph(work.kb_id, knowledge_id, chunk_id, tagged)
+        counts = ctx.graph.document_counts(knowledge_id)
+    except RETRYABLE as exc:
+        if not final_try:
+            raise
+        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message, None)
+        log.warning("chunk %s failed for good: %s", chunk_id, exc.message)
+        return ChunkOutcome.FAILED
+    _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.DONE, None, counts)
+    return ChunkOutcome.DONE
+
+
+def fail_chunk(
+    ctx: GraphContext, knowledge_id: uuid.UUID, attempt: int, chunk_id: uuid.UUID, reason: str
+) -> None:
+    """Settle a chunk as failed for a reason found outside the extraction (e.g. a time limit)."""
+    _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, reason, None)
+
+
+def _settle(
+    ctx: GraphContext,
+    knowledge_id: uuid.UUID,
+    attempt: int,
+    chunk_id: uuid.UUID,
+    outcome: GraphStatus,
+    error: str | None,
+    counts: GraphCounts | None,
+) -> None:
+    with session_scope(ctx.sessions) as session:
+        if not finish_chunk_subtask(session, knowledge_id, attempt, chunk_id, outcome, error):
+            return
+        if counts is not None:
+            session.execute(
+                update(Knowledge)
+                .where(Knowledge.id == knowledge_id, Knowledge.attempt == attempt)
+                .values(entity_count=counts.nodes, relation_count=counts.relations)
+            )

@@ -1,0 +1,25 @@
+"""Neo4j labels built from ids: the only place where text becomes part of a label.
+
+A label cannot be passed as a query parameter in index DDL or in `MATCH (n:Label)`, so it is
+spliced into query text; these helpers make that safe. Every id is parsed as a UUID first and the
+label is written from the parsed value, so nothing of the caller's string reaches the query.
+Python's UUID parser also takes the braced (`{...}`), `urn:uuid:` and undashed forms; they give
+the same label as the canonical form.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+__all__ = ["entity_label", "namespace_labels"]
+
+
+def entity_label(raw_id: str | UUID) -> str:
+    """`ENTITY` followed by the id with underscores for dashes; ValueError unless a real UUID."""
+    uid = UUID(str(raw_id))  # ValueError unless a real uuid
+    return "ENTITY" + str(uid).replace("-", "_")
+
+
+def namespace_labels(kb_id: str | UUID, knowledge_id: str | UUID) -> list[str]:
+    """The labels of an entity read from document `knowledge_id` of knowledge base `kb_id`."""
+    return [entity_label(kb_id), entity_label(knowledge_id)]

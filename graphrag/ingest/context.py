@@ -1,0 +1,25 @@
+"""What background ingestion work needs, built once per worker process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.graph.store import GraphStore
+from graphrag.ingest.storage import FileStorage
+from graphrag.search.embeddings import Embedder
+from graphrag.settings import Settings
+from graphrag.task_queue import TaskQueue
+
+__all__ = ["IngestContext"]
+
+
+@dataclass(frozen=True)
+class IngestContext:
+    settings: Settings
+    sessions: sessionmaker[Session]
+    storage: FileStorage
+    embedder: Embedder
+    graph: GraphStore
+    queue: TaskQueue

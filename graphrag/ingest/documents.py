@@ -1,0 +1,269 @@
+"""Documents of a knowledge base: add (file, URL, text), read, re-parse, cancel, delete.
+
+Every write here ends with the document row committed by the caller and, only then, the task
+enqueued (the caller passes the returned id to the queue), so a worker never sees a missing row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from graphrag.db.enums import KnowledgeSource, ParseStatus
+from graphrag.db.models import Chunk, Knowledge
+from graphrag.errors import ConflictError, DuplicateDocumentError, NotFoundError
+from graphrag.ingest.file_names import safe_file_name
+from graphrag.ingest.file_types import detect_file_type
+from graphrag.ingest.schemas import (
+    ChunkPublic,
+    KnowledgePublic,
+    KnowledgeStages,
+    Page,
+    StageProgress,
+)
+from graphrag.ingest.storage import FileStorage
+from graphrag.kb.service import get_kb_row
+from graphrag.settings import Settings
+
+__all__ = [
+    "NewDocument",
+    "add_document",
+    "get_document",
+    "get_document_row",
+    "get_stages",
+    "list_chunks",
+    "list_documents",
+    "request_cancel",
+    "request_delete",
+    "request_reparse",
+    "text_document",
+]
+
+
+@dataclass(frozen=True)
+class NewDocument:
+    """What a caller hands in: the bytes and what the client said about them."""
+
+    data: bytes
+    file_name: str
+    media_type: str | None
+    source: KnowledgeSource
+    source_url: str | None = None
+
+
+def get_document_row(
+    session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID, *, for_update: bool = False
+) -> Knowledge:
+    """A document of this tenant that is not being deleted."""
+    query = select(Knowledge).where(
+        Knowledge.id == knowledge_id,
+        Knowledge.tenant_id == tenant_id,
+        Knowledge.parse_status != ParseStatus.DELETING,
+    )
+    if for_update:
+        query = query.with_for_update()
+    doc = session.execute(query).scalar_one_or_none()
+    if doc is None:
+        raise NotFoundError("document not found", knowledge_id=str(knowledge_id))
+    return doc
+
+
+def _existing_duplicate(session: Session, kb_id: uuid.UUID, sha256: str) -> Knowledge | None:
+    return session.execute(
+        select(Knowledge).where(
+            Knowledge.kb_id == kb_id,
+            Knowledge.sha256 == sha256,
+            Knowledge.parse_status != ParseStatus.DELETING,
+        )
+    ).scalar_one_or_none()
+
+
+def _duplicate_error(existing: Knowledge) -> DuplicateDocumentError:
+    return DuplicateDocumentError(
+        "this document is already in the knowledge base",
+        existing_id=str(existing.id),
+        file_name=existing.file_name,
+    )
+
+
+def add_document(
+    session: Session,
+    settings: Settings,
+    storage: FileStorage,
+    tenant_id: uuid.UUID,
+    kb_id: uuid.UUID,
+    new: NewDocument,
+) -> KnowledgePublic:
+    """Validate, de-duplicate and store a document as `pending`.
+
+    Size and emptiness are checked by the caller while reading; here the type is told from the
+    content (415 on mismatch), a sha256 already in the base answers 409 with the existing id,
+    and the original is written before the row is flushed, and removed if the row fails.
+    """
+    kb = get_kb_row(session, tenant_id, kb_id)
+    file_type = detect_file_type(
+        new.data,
+        file_name=new.file_name,
+        media_type=new.media_type,
+        max_control_ratio=settings.ingest.max_control_char_ratio,
+    )
+    sha256 = hashlib.sha256(new.data).hexdigest()
+    existing = _existing_duplicate(session, kb.id, sha256)
+    if existing is not None:
+        raise _duplicate_error(existing)
+    doc_id = uuid.uuid4()
+    path = storage.save(kb.id, doc_id, new.data)
+    doc = Knowledge(
+        id=doc_id,
+        kb_id=kb.id,
+        tenant_id=tenant_id,
+        source=new.source,
+        file_name=safe_file_name(new.file_name, settings.ingest.file_name_max_chars),
+        file_type=file_type.value,
+        file_size=len(new.data),
+        sha256=sha256,
+        source_url=new.source_url,
+        storage_path=str(path),
+        parse_status=ParseStatus.PENDING,
+        attempt=1,
+    )
+    session.add(doc)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        # Two identical uploads raced: the unique index kept one, this one is the duplicate.
+        session.rollback()
+        storage.delete_document(kb.id, doc_id)
+        existing = _existing_duplicate(session, kb.id, sha256)
+        if existing is None:
+            raise ConflictError("the document could not be stored, try again") from exc
+        raise _duplicate_error(existing) from exc
+    session.refresh(doc)
+    return KnowledgePublic.model_validate(doc)
+
+
+def text_document(title: str, content: str) -> NewDocument:
+    """Raw text as a document of its own (stored like an upload, typed as Markdown)."""
+    name = title if title.lower().endswith((".md", ".txt")) else f"{title}.md"
+    return NewDocument(
+        data=content.encode("utf-8"),
+        file_name=name,
+        media_type=None,
+        source=KnowledgeSource.TEXT,
+    )
+
+
+def list_documents(
+    session: Session,
+    tenant_id: uuid.UUID,
+    kb_id: uuid.UUID,
+    *,
+    page: int,
+    page_size: int,
+    status: ParseStatus | None = None,
+) -> Page[KnowledgePublic]:
+    kb = get_kb_row(session, tenant_id, kb_id)
+    where = [Knowledge.kb_id == kb.id, Knowledge.parse_status != ParseStatus.DELETING]
+    if status is not None:
+        where.append(Knowledge.parse_status == status)
+    total = session.execute(select(func.count()).select_from(Knowledge).where(*where)).scalar_one()
+    rows = session.execute(
+        select(Knowledge)
+        .where(*where)
+        .order_by(Knowledge.created_at.desc(), Knowledge.id)
+        .offset((page - 1) * page_size)
+        .limit(page_size)
+    ).scalars()
+    return Page(
+        items=[KnowledgePublic.model_validate(r) for r in rows],
+        total=total,
+        page=page,
+        page_size=page_size,
+    )
+
+
+def get_document(
+    session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID
+) -> KnowledgePublic:
+    return KnowledgePublic.model_validate(get_document_row(session, tenant_id, knowledge_id))
+
+
+def get_stages(session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID) -> KnowledgeStages:
+    doc = get_document_row(session, tenant_id, knowledge_id)
+    stages = {name: StageProgress.model_validate(value) for name, value in doc.progress.items()}
+    graph = stages.get("graph")
+    if graph is not None and graph.status == "running":
+        # Derived from the counter, so graph tasks need not write progress themselves.
+        settled = graph.total - doc.pending_subtasks_count
+        done = doc.parse_status == ParseStatus.COMPLETED
+        stages["graph"] = graph.model_copy(
+            update={"done": settled, "status": "done" if done else "running"}
+        )
+    return KnowledgeStages(
+        knowledge_id=doc.id, attempt=doc.attempt, parse_status=doc.parse_status, stages=stages
+    )
+
+
+def list_chunks(
+    session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID, *, page: int, page_size: int
+) -> Page[ChunkPublic]:
+    doc = get_document_row(session, tenant_id, knowledge_id)
+    where = [Chunk.knowledge_id == doc.id, Chunk.attempt == doc.attempt]
+    total = session.execute(select(func.count()).select_from(Chunk).where(*where)).scalar_one()
+    rows = session.execute(
+        select(Chunk)
+        .where(*where)
+        .order_by(Chunk.seq)
+        .offset((page - 1) * page_size)
+        .limit(page_size)
+    ).scalars()
+    return Page(
+        items=[ChunkPublic.model_validate(r) for r in rows],
+        total=total,
+        page=page,
+        page_size=page_size,
+    )
+
+
+def request_reparse(
+    session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID
+) -> tuple[uuid.UUID, int]:
+    """Start a new attempt: tasks of the old one find themselves stale and leave no trace."""
+    doc = get_document_row(session, tenant_id, knowledge_id, for_update=True)
+    doc.attempt += 1
+    doc.parse_status = ParseStatus.PENDING
+    doc.pending_subtasks_count = 0
+    doc.error = None
+    doc.progress = {}
+    doc.status_changed_at = func.now()
+    return doc.id, doc.attempt
+
+
+def request_cancel(
+    session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID
+) -> KnowledgePublic:
+    """Stop a document's processing; a finished document cannot be cancelled (409)."""
+    doc = get_document_row(session, tenant_id, knowledge_id, for_update=True)
+    if doc.parse_status not in ParseStatus.working():
+        raise ConflictError(
+            f"a {doc.parse_status.value} document cannot be cancelled", status=doc.parse_status
+        )
+    doc.parse_status = ParseStatus.CANCELLED
+    doc.pending_subtasks_count = 0
+    doc.status_changed_at = func.now()
+    session.flush()
+    session.refresh(doc)
+    return KnowledgePublic.model_validate(doc)
+
+
+def request_delete(session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID) -> uuid.UUID:
+    """Mark the document `deleting` (invisible from now on); the purge task does the rest."""
+    doc = get_document_row(session, tenant_id, knowledge_id, for_update=True)
+    doc.parse_status = ParseStatus.DELETING
+    doc.status_changed_at = func.now()
+    return doc.id

@@ -1,0 +1,79 @@
+"""Uploaded pictures (PNG, JPEG, TIFF) to OCR'd pages: one page per frame of the file."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+from PIL import Image, ImageOps, ImageSequence
+
+from graphrag.errors import CorruptFileError
+from graphrag.ingest.captioning import Captioner
+from graphrag.ingest.image_reading import read_image
+from graphrag.ingest.models import (
+    FileType,
+    ImageSource,
+    PageProgress,
+    ParsedDocument,
+    ParsedPage,
+)
+from graphrag.settings import IngestSettings
+
+__all__ = ["parse_image"]
+
+_FULL_COVERAGE = 1.0
+
+
+def _frames_as_png(data: bytes, max_pixels: int) -> Iterator[bytes]:
+    """Each frame upright (EXIF orientation applied), at most `max_pixels`, encoded as PNG."""
+    with Image.open(io.BytesIO(data)) as image:
+        for frame in ImageSequence.Iterator(image):
+            upright = ImageOps.exif_transpose(frame.convert("RGB"))
+            if upright.width * upright.height > max_pixels:
+                scale = (max_pixels / (upright.width * upright.height)) ** 0.5
+                upright.thumbnail((int(upright.width * scale), int(upright.height * scale)))
+            buffer = io.BytesIO()
+            upright.save(buffer, format="PNG")
+            yield buffer.getvalue()
+
+
+def _frame_count(data: bytes) -> int:
+    """Frames announced by the file (TIFF pages); 1 when the header cannot say."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return int(getattr(image, "n_frames", 1))
+    except (Image.DecompressionBombError, OSError, ValueError, EOFError):
+        return 1  # decoding the frames reports the real problem
+
+
+def _decoded_frames(data: bytes, file_type: FileType, max_pixels: int) -> Iterator[bytes]:
+    """The frames of `_frames_as_png`, with decoding failures reported as a corrupt file."""
+    frames = _frames_as_png(data, max_pixels)
+    while True:
+        try:
+            png = next(frames)
+        except StopIteration:
+            return
+        except (Image.DecompressionBombError, OSError, ValueError, EOFError) as exc:
+            raise CorruptFileError(f"the {file_type.value} image cannot be decoded: {exc}") from exc
+        yield png
+
+
+def parse_image(
+    data: bytes,
+    file_type: FileType,
+    settings: IngestSettings,
+    captioner: Captioner | None = None,
+    on_page: PageProgress | None = None,
+) -> ParsedDocument:
+    """OCR every frame of an image file; each frame is a scanned page numbered from 1."""
+    pages: list[ParsedPage] = []
+    total = _frame_count(data)
+    for number, png in enumerate(_decoded_frames(data, file_type, settings.ocr_max_pixels), 1):
+        image = read_image(png, ImageSource.IMAGE_FILE, settings, captioner)
+        pages.append(
+            ParsedPage(number=number, images=[image], scanned=True, image_coverage=_FULL_COVERAGE)
+        )
+        if on_page is not None:
+            on_page(number, max(total, number))
+    return ParsedDocument(file_type=file_type, pages=pages)

@@ -1,0 +1,228 @@
+"""The `document.process` work: parse, chunk, embed, index, then hand the graph its chunks.
+
+Safe to run twice or concurrently for the same attempt: every write happens under the document's
+row lock after checking the attempt is current, chunk ids are derived from (document, attempt,
+seq), and the chunk rows of the document are replaced as a whole in one transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select
+
+from graphrag.db.engine import session_scope
+from graphrag.db.enums import GraphStatus, ParseStatus
+from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
+from graphrag.errors import InvalidInputError, ParseError
+from graphrag.ingest.chunker import chunk_document
+from graphrag.ingest.context import IngestContext
+from graphrag.ingest.graph_selection import select_graph_chunks
+from graphrag.ingest.lifecycle import lock_current, mark_failed, set_stage
+from graphrag.ingest.models import ChunkDraft, ChunkingConfig, FileType, ParsedDocument
+from graphrag.ingest.parsing import parse_file
+from graphrag.kb.schemas import IndexingStrategy
+from graphrag.kb.service import kb_graph_on
+
+__all__ = ["ProcessOutcome", "chunk_id_for", "process_document"]
+
+log = logging.getLogger(__name__)
+
+_CLAIMABLE = frozenset({ParseStatus.PENDING, ParseStatus.PROCESSING})
+
+
+class _SupersededError(Exception):
+    """Raised from a progress callback when the attempt stopped being current."""
+
+
+class ProcessOutcome(StrEnum):
+    INDEXED = "indexed"  # chunks written; completed, or finalizing with graph tasks enqueued
+    FAILED = "failed"
+    STALE = "stale"  # superseded, cancelled, deleted or already done: nothing touched
+
+
+def chunk_id_for(knowledge_id: uuid.UUID, attempt: int, seq: int) -> uuid.UUID:
+    """The same chunk of the same attempt always gets the same id (re-runs write identical rows)."""
+    return uuid.uuid5(knowledge_id, f"{attempt}:{seq}")
+
+
+class _Job:
+    """What the claim step learnt, so later steps do not go back to the database for it."""
+
+    def __init__(self, doc: Knowledge, kb: KnowledgeBase, graph_on: bool) -> None:
+        self.knowledge_id = doc.id
+        self.kb_id = doc.kb_id
+        self.attempt = doc.attempt
+        self.file_type = FileType(doc.file_type)
+        self.storage_path = doc.storage_path or ""
+        self.chunking = ChunkingConfig.model_validate(kb.chunking)
+        self.indexing = IndexingStrategy.model_validate(kb.indexing)
+        self.graph_on = graph_on
+
+
+def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | None:
+    with session_scope(ctx.sessions) as session:
+        doc = lock_current(session, knowledge_id, attempt, _CLAIMABLE)
+        if doc is None:
+            return None
+        kb = session.get(KnowledgeBase, doc.kb_id)
+        if kb is None:
+            return None
+        doc.parse_status = ParseStatus.PROCESSING
+        doc.status_changed_at = func.now()
+        return _Job(doc, kb, kb_graph_on(ctx.settings, kb))
+
+
+def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> ProcessOutcome:
+    """Run the whole indexing of one attempt of one document."""
+    job = _claim(ctx, knowledge_id, attempt)
+    if job is None:
+        log.info("document %s attempt %s: stale or finished, nothing to do", knowledge_id, attempt)
+        return ProcessOutcome.STALE
+    if attempt > 1:
+        # A re-parse: the previous attempt's graph goes first, before anything new is written.
+        ctx.graph.delete_document(job.kb_id, job.knowledge_id)
+    try:
+        parsed = _parse(ctx, job)
+    except _SupersededError:
+        return ProcessOutcome.STALE
+    except (ParseError, InvalidInputError) as exc:
+        with session_scope(ctx.sessions) as session:
+            mark_failed(session, knowledge_id, attempt, exc.message)
+        log.info("document %s failed to parse: %s", knowledge_id, exc.message)
+        return ProcessOutcome.FAILED
+    if parsed is None:
+        return ProcessOutcome.STALE
+    drafts = chunk_document(parsed, job.chunking)
+    vectors = _embed(ctx, job, drafts)
+    if vectors is None:
+        return ProcessOutcome.STALE
+    graph_chunk_ids = _write(ctx, job, parsed, drafts, vectors)
+    if graph_chunk_ids is None:
+        return ProcessOutcome.STALE
+    if graph_chunk_ids:
+        ctx.queue.extract_chunks(job.knowledge_id, job.attempt, graph_chunk_ids)
+    return ProcessOutcome.INDEXED
+
+
+def _stage(ctx: IngestContext, job: _Job, stage: str, **progress: Any) -> bool:
+    with session_scope(ctx.sessions) as session:
+        return set_stage(session, job.knowledge_id, job.attempt, stage, **progress)
+
+
+def _parse(ctx: IngestContext, job: _Job) -> ParsedDocument | None:
+    if not _stage(ctx, job, "parse", status="running", done=0, total=0):
+        return None
+    data = ctx.storage.read(job.storage_path)
+
+    def on_page(done: int, total: int) -> None:
+        # Stop between pages once the document is cancelled, deleted or re-parsed.
+        if not _stage(ctx, job, "parse", status="running", done=done, total=total):
+            raise _SupersededError
+
+    parsed = parse_file(data, job.file_type, ctx.settings.ingest, on_page=on_page)
+    pages = len(parsed.pages)
+    if not _stage(ctx, job, "parse", status="done", done=pages, total=pages):
+        return None
+    return parsed
+
+
+def _embed(
+    ctx: IngestContext, job: _Job, drafts: list[ChunkDraft]
+) -> list[list[float] | None] | None:
+    """Vectors for the chunks with text, batch by batch, reporting progress between batches."""
+    total = len(drafts)
+    if not job.indexing.vector:
+        _stage(ctx, job, "embed", status="skipped", done=0, total=total)
+        return [None] * total
+    batch = ctx.settings.embedding.batch_size
+    vectors: list[list[float] | None] = []
+    for start in range(0, total, batch):
+        texts = [d.content for d in drafts[start : start + batch]]
+        embedded = ctx.embedder.embed([t for t in texts if t.strip()])
+        it = iter(embedded)
+        vectors.extend(next(it) if t.strip() else None for t in texts)
+        if not _stage(ctx, job, "embed", status="running", done=len(vectors), total=total):
+            return None
+    _stage(ctx, job, "embed", status="done", done=total, total=total)
+    return vectors
+
+
+def _chunk_rows(
+    job: _Job, drafts: list[ChunkDraft], vectors: list[list[float] | None]
+) -> list[dict[str, Any]]:
+    ids = {d.seq: chunk_id_for(job.knowledge_id, job.attempt, d.seq) for d in drafts}
+    return [
+        {
+            "id": ids[d.seq],
+            "kb_id": job.kb_id,
+            "knowledge_id": job.knowledge_id,
+            "attempt": job.attempt,
+            "seq": d.seq,
+            "chunk_type": d.chunk_type.value,
+            "parent_chunk_id": ids[d.parent_seq] if d.parent_seq is not None else None,
+            "content": d.content,
+            "page": d.page,
+            "start_offset": d.start_offset,
+            "end_offset": d.end_offset,
+            "enabled": True,
+            "embedding": vector,
+            "graph_status": GraphStatus.SKIPPED,
+        }
+        for d, vector in zip(drafts, vectors, strict=True)
+    ]
+
+
+def _write(
+    ctx: IngestContext,
+    job: _Job,
+    parsed: ParsedDocument,
+    drafts: list[ChunkDraft],
+    vectors: list[list[float] | None],
+) -> list[uuid.UUID] | None:
+    """Replace the document's chunks and settle its status in one transaction."""
+    rows = _chunk_rows(job, drafts, vectors)
+    with session_scope(ctx.sessions) as session:
+        doc = lock_current(session, job.knowledge_id, job.attempt, _CLAIMABLE)
+        if doc is None:
+            return None
+        session.execute(delete(Chunk).where(Chunk.knowledge_id == job.knowledge_id))
+        if rows:
+            session.execute(insert(Chunk), rows)
+        graph_ids = _select_for_graph(session, job) if job.graph_on else []
+        doc.chunk_count = len(rows)
+        doc.page_count = len(parsed.pages)
+        doc.stats = parsed.stats.model_dump()
+        doc.pending_subtasks_count = len(graph_ids)
+        doc.status_changed_at = func.now()
+        if graph_ids:
+            doc.parse_status = ParseStatus.FINALIZING
+            graph_stage = {"status": "running", "done": 0, "total": len(graph_ids)}
+        else:
+            doc.parse_status = ParseStatus.COMPLETED
+            graph_stage = {"status": "skipped", "done": 0, "total": 0}
+        doc.progress = {
+            **doc.progress,
+            "index": {"status": "done", "done": len(rows), "total": len(rows)},
+            "graph": graph_stage,
+        }
+        return graph_ids
+
+
+def _select_for_graph(session: Any, job: _Job) -> list[uuid.UUID]:
+    chunks = (
+        session.execute(
+            select(Chunk)
+            .where(Chunk.knowledge_id == job.knowledge_id, Chunk.attempt == job.attempt)
+            .order_by(Chunk.seq)
+        )
+        .scalars()
+        .all()
+    )
+    selected = select_graph_chunks(chunks)
+    for chunk in selected:
+        chunk.graph_status = GraphStatus.PENDING
+    return [c.id for c in selected]

@@ -1,0 +1,61 @@
+"""Deleting documents and knowledge bases for good: graph first, then files, then rows.
+
+Each purge starts from a row already marked `deleting` and removes that row last, so a purge
+cut short by a crash is simply run again (by the reconciler) and finishes the job.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from sqlalchemy import delete
+
+from graphrag.db.engine import session_scope
+from graphrag.db.enums import KnowledgeBaseStatus, ParseStatus
+from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
+from graphrag.ingest.context import IngestContext
+
+__all__ = ["purge_document", "purge_knowledge_base"]
+
+log = logging.getLogger(__name__)
+
+
+def purge_document(ctx: IngestContext, knowledge_id: uuid.UUID) -> bool:
+    """Remove a `deleting` document's graph, chunks, file and row. False if nothing to purge."""
+    with session_scope(ctx.sessions) as session:
+        doc = session.get(Knowledge, knowledge_id)
+        if doc is None or doc.parse_status != ParseStatus.DELETING:
+            return False
+        kb_id = doc.kb_id
+    removed = ctx.graph.delete_document(kb_id, knowledge_id)
+    ctx.storage.delete_document(kb_id, knowledge_id)
+    with session_scope(ctx.sessions) as session:
+        session.execute(delete(Chunk).where(Chunk.knowledge_id == knowledge_id))
+        session.execute(
+            delete(Knowledge).where(
+                Knowledge.id == knowledge_id, Knowledge.parse_status == ParseStatus.DELETING
+            )
+        )
+    log.info("document %s purged (%d graph nodes)", knowledge_id, removed)
+    return True
+
+
+def purge_knowledge_base(ctx: IngestContext, kb_id: uuid.UUID) -> bool:
+    """Remove a `deleting` base with its whole graph, every document, chunk and file."""
+    with session_scope(ctx.sessions) as session:
+        kb = session.get(KnowledgeBase, kb_id)
+        if kb is None or kb.status != KnowledgeBaseStatus.DELETING:
+            return False
+    removed = ctx.graph.delete_knowledge_base(kb_id)
+    ctx.storage.delete_kb(kb_id)
+    with session_scope(ctx.sessions) as session:
+        session.execute(delete(Chunk).where(Chunk.kb_id == kb_id))
+        session.execute(delete(Knowledge).where(Knowledge.kb_id == kb_id))
+        session.execute(
+            delete(KnowledgeBase).where(
+                KnowledgeBase.id == kb_id, KnowledgeBase.status == KnowledgeBaseStatus.DELETING
+            )
+        )
+    log.info("knowledge base %s purged (%d graph nodes)", kb_id, removed)
+    return True

@@ -1,0 +1,84 @@
+"""The periodic sweep that keeps documents from staying stuck.
+
+Work is re-enqueued, never redone here: the tasks are idempotent, so a document whose task is
+in fact still running only sees a duplicate that finds nothing left to do.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from pydantic import BaseModel
+from sqlalchemy import func, select, update
+
+from graphrag.db.engine import session_scope
+from graphrag.db.enums import GraphStatus, KnowledgeBaseStatus, ParseStatus
+from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
+from graphrag.ingest.context import IngestContext
+
+__all__ = ["ReconcileReport", "reconcile"]
+
+log = logging.getLogger(__name__)
+
+
+class ReconcileReport(BaseModel):
+    reprocessed: list[uuid.UUID] = []
+    re_extracted: list[uuid.UUID] = []
+    purged_documents: list[uuid.UUID] = []
+    purged_knowledge_bases: list[uuid.UUID] = []
+
+
+def reconcile(ctx: IngestContext, stuck_after_s: int | None = None) -> ReconcileReport:
+    """Re-enqueue documents whose status has not moved for `stuck_after_s` (settings default)."""
+    threshold = ctx.settings.ingest.stuck_after_s if stuck_after_s is None else stuck_after_s
+    cutoff = datetime.now(UTC) - timedelta(seconds=threshold)
+    report = ReconcileReport()
+    with session_scope(ctx.sessions) as session:
+        stuck = session.execute(
+            select(Knowledge.id, Knowledge.attempt, Knowledge.parse_status)
+            .where(
+                Knowledge.parse_status.in_([*ParseStatus.working(), ParseStatus.DELETING]),
+                Knowledge.status_changed_at <= cutoff,
+            )
+            .with_for_update(skip_locked=True)
+        ).all()
+        pending_chunks: dict[uuid.UUID, list[uuid.UUID]] = {}
+        for doc_id, _attempt, status in stuck:
+            if status == ParseStatus.FINALIZING:
+                pending_chunks[doc_id] = list(
+                    session.execute(
+                        select(Chunk.id)
+                        .where(
+                            Chunk.knowledge_id == doc_id, Chunk.graph_status == GraphStatus.PENDING
+                        )
+                        .order_by(Chunk.seq)
+                    ).scalars()
+                )
+        session.execute(
+            update(Knowledge)
+            .where(Knowledge.id.in_([row[0] for row in stuck]))
+            .values(status_changed_at=func.now())
+        )
+        dead_kbs = list(
+            session.execute(
+                select(KnowledgeBase.id).where(KnowledgeBase.status == KnowledgeBaseStatus.DELETING)
+            ).scalars()
+        )
+    for doc_id, attempt, status in stuck:
+        if status == ParseStatus.DELETING:
+            ctx.queue.delete_document(doc_id)
+            report.purged_documents.append(doc_id)
+        elif status == ParseStatus.FINALIZING:
+            ctx.queue.extract_chunks(doc_id, attempt, pending_chunks[doc_id])
+            report.re_extracted.append(doc_id)
+        else:
+            ctx.queue.process_document(doc_id, attempt)
+            report.reprocessed.append(doc_id)
+    for kb_id in dead_kbs:
+        ctx.queue.delete_knowledge_base(kb_id)
+        report.purged_knowledge_bases.append(kb_id)
+    if stuck or dead_kbs:
+        log.warning("reconciler re-enqueued work: %s", report.model_dump_json())
+    return report

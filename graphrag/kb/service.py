@@ -1,0 +1,159 @@
+"""Create, read, change and delete knowledge bases."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from graphrag.db.enums import KnowledgeBaseStatus, ParseStatus
+from graphrag.db.models import Knowledge, KnowledgeBase
+from graphrag.errors import ConflictError, NotFoundError
+from graphrag.extraction.models import ExtractConfig
+from graphrag.graph.store import GraphStore
+from graphrag.kb.schemas import (
+    IndexingStrategy,
+    KnowledgeBaseCreate,
+    KnowledgeBasePublic,
+    KnowledgeBaseUpdate,
+    default_chunking,
+    graph_on,
+)
+from graphrag.settings import Settings
+
+__all__ = [
+    "create_kb",
+    "get_kb",
+    "get_kb_row",
+    "kb_graph_on",
+    "list_kbs",
+    "request_kb_delete",
+    "to_public",
+    "update_kb",
+]
+
+
+def kb_graph_on(settings: Settings, kb: KnowledgeBase) -> bool:
+    return graph_on(
+        settings,
+        IndexingStrategy.model_validate(kb.indexing),
+        ExtractConfig.model_validate(kb.extract_config),
+    )
+
+
+def to_public(settings: Settings, kb: KnowledgeBase) -> KnowledgeBasePublic:
+    public = KnowledgeBasePublic.model_validate(kb)
+    return public.model_copy(update={"graph_on": kb_graph_on(settings, kb)})
+
+
+def get_kb_row(
+    session: Session, tenant_id: uuid.UUID, kb_id: uuid.UUID, *, for_update: bool = False
+) -> KnowledgeBase:
+    """The live knowledge base of this tenant; another tenant's id is simply not found."""
+    query = select(KnowledgeBase).where(
+        KnowledgeBase.id == kb_id,
+        KnowledgeBase.tenant_id == tenant_id,
+        KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE,
+    )
+    if for_update:
+        query = query.with_for_update()
+    kb = session.execute(query).scalar_one_or_none()
+    if kb is None:
+        raise NotFoundError("knowledge base not found", kb_id=str(kb_id))
+    return kb
+
+
+def _name_taken(name: str) -> ConflictError:
+    return ConflictError("a knowledge base with this name already exists", name=name)
+
+
+def create_kb(
+    session: Session,
+    settings: Settings,
+    graph: GraphStore,
+    tenant_id: uuid.UUID,
+    data: KnowledgeBaseCreate,
+) -> KnowledgeBasePublic:
+    """Store a new knowledge base; its graph indexes are created when its graph is on."""
+    chunking = data.chunking or default_chunking(settings)
+    kb = KnowledgeBase(
+        id=uuid.uuid4(),
+        tenant_id=tenant_id,
+        name=data.name,
+        description=data.description,
+        status=KnowledgeBaseStatus.ACTIVE,
+        chunking=chunking.model_dump(),
+        indexing=data.indexing.model_dump(),
+        extract_config=data.extract_config.model_dump(),
+        embedding_model=settings.embedding.model,
+        chat_model=settings.llm.model,
+    )
+    session.add(kb)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise _name_taken(data.name) from exc
+    session.refresh(kb)
+    if kb_graph_on(settings, kb):
+        graph.ensure_kb_indexes(kb.id)
+    return to_public(settings, kb)
+
+
+def list_kbs(
+    session: Session, settings: Settings, tenant_id: uuid.UUID
+) -> list[KnowledgeBasePublic]:
+    rows = session.execute(
+        select(KnowledgeBase)
+        .where(
+            KnowledgeBase.tenant_id == tenant_id,
+            KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE,
+        )
+        .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
+    ).scalars()
+    return [to_public(settings, kb) for kb in rows]
+
+
+def get_kb(
+    session: Session, settings: Settings, tenant_id: uuid.UUID, kb_id: uuid.UUID
+) -> KnowledgeBasePublic:
+    return to_public(settings, get_kb_row(session, tenant_id, kb_id))
+
+
+def update_kb(
+    session: Session,
+    settings: Settings,
+    graph: GraphStore,
+    tenant_id: uuid.UUID,
+    kb_id: uuid.UUID,
+    data: KnowledgeBaseUpdate,
+) -> KnowledgeBasePublic:
+    """Change the given fields. New chunking applies to documents parsed from now on."""
+    kb = get_kb_row(session, tenant_id, kb_id, for_update=True)
+    was_on = kb_graph_on(settings, kb)
+    changes = data.model_dump(exclude_unset=True, exclude_none=True)
+    for field, value in changes.items():
+        setattr(kb, field, value)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise _name_taken(str(data.name)) from exc
+    session.refresh(kb)
+    if kb_graph_on(settings, kb) and not was_on:
+        graph.ensure_kb_indexes(kb.id)
+    return to_public(settings, kb)
+
+
+def request_kb_delete(session: Session, tenant_id: uuid.UUID, kb_id: uuid.UUID) -> uuid.UUID:
+    """Mark the base and all its documents `deleting`; the caller enqueues the purge after commit.
+
+    From here the base is invisible to every read; the purge task is resumable, and the
+    reconciler re-enqueues it if a worker dies half way.
+    """
+    kb = get_kb_row(session, tenant_id, kb_id, for_update=True)
+    kb.status = KnowledgeBaseStatus.DELETING
+    session.execute(
+        update(Knowledge).where(Knowledge.kb_id == kb.id).values(parse_status=ParseStatus.DELETING)
+    )
+    return kb.id

@@ -1,0 +1,23 @@
+"""The port through which the core asks for background work. Workers provide the Celery side."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Protocol
+
+__all__ = ["TaskQueue"]
+
+
+class TaskQueue(Protocol):
+    """Background work, enqueued by id only, always after the caller's transaction commits."""
+
+    def process_document(self, knowledge_id: uuid.UUID, attempt: int) -> None: ...
+
+    def delete_document(self, knowledge_id: uuid.UUID) -> None: ...
+
+    def delete_knowledge_base(self, kb_id: uuid.UUID) -> None: ...
+
+    def extract_chunks(
+        self, knowledge_id: uuid.UUID, attempt: int, chunk_ids: Sequence[uuid.UUID]
+    ) -> None: ...

@@ -1,0 +1,219 @@
+"""The script of the fake LLM server: typed rules, matching, fault counting and request log.
+
+A `Script` holds ordered `Rule`s; the first rule whose `RuleMatch` accepts a request answers
+it, else the script's `default` reply does. A rule may carry a `Fault`, applied to its first
+`times` matching calls only (all of them when `times` is unset), which lets a test check that a
+client retries and then succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+
+__all__ = [
+    "DEFAULT_EMBEDDING_DIM",
+    "DEFAULT_MODEL",
+    "Choice",
+    "Endpoint",
+    "Fault",
+    "RecordedRequest",
+    "Reply",
+    "Rule",
+    "RuleMatch",
+    "Script",
+    "ScriptState",
+    "TextMatch",
+    "ToolCallReply",
+]
+
+DEFAULT_EMBEDDING_DIM = 384  # all-MiniLM-L6-v2's width, the project's local embedder
+DEFAULT_MODEL = "scripted-llm"
+DEFAULT_STREAM_PIECE_CHARS = 12  # content characters per SSE chunk
+
+Endpoint = Literal["chat", "embeddings"]
+
+
+class _Strict(BaseModel):
+    """Frozen, and refuses unknown keys so a typo in a rules file fails at load time."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TextMatch(_Strict):
+    """Accepts a text that contains `contains` and/or where `regex` is found (both if both)."""
+
+    contains: str | None = None
+    regex: str | None = None
+
+    @field_validator("regex")
+    @classmethod
+    def _regex_compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"invalid regex {value!r}: {exc}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> TextMatch:
+        if self.contains is None and self.regex is None:
+            raise ValueError("a text match needs `contains` or `regex`")
+        return self
+
+    def accepts(self, text: str | None) -> bool:
+        """Whether `text` satisfies every condition given (a missing text never does)."""
+        if text is None:
+            return False
+        if self.contains is not None and self.contains not in text:
+            return False
+        return self.regex is None or re.search(self.regex, text) is not None
+
+
+class RuleMatch(_Strict):
+    """Conditions on one request; all given ones must hold, none given matches everything."""
+
+    endpoint: Endpoint = "chat"
+    user: TextMatch | None = None  # last user message (embeddings: the inputs, one per line)
+    system: TextMatch | None = None  # system message(s), joined
+    model: TextMatch | None = None
+
+    def accepts(self, endpoint: Endpoint, user: str | None, system: str | None, model: str) -> bool:
+        """Whether a request with these parts matches."""
+        checks = ((self.user, user), (self.system, system), (self.model, model))
+        return endpoint == self.endpoint and all(m is None or m.accepts(t) for m, t in checks)
+
+
+class ToolCallReply(_Strict):
+    """One function call the fake model asks for."""
+
+    name: str
+    arguments: dict[str, JsonValue] | str = Field(default_factory=dict)
+    id: str | None = None
+
+    def arguments_json(self) -> str:
+        """Arguments as the JSON string OpenAI puts on the wire."""
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments)
+
+
+class Reply(_Strict):
+    """What the fake model says: text, a JSON value sent as its text, and/or tool calls."""
+
+    content: str | dict[str, JsonValue] | list[JsonValue] | None = None
+    tool_calls: list[ToolCallReply] | None = None
+
+    def text(self) -> str | None:
+        """The content as the string the client receives."""
+        if self.content is None or isinstance(self.content, str):
+            return self.content
+        return json.dumps(self.content)
+
+
+class Fault(_Strict):
+    """Ways to misbehave; applied in order delay, status, malformed JSON, truncation."""
+
+    delay_s: float | None = Field(default=None, ge=0)
+    status: int | None = Field(default=None, ge=400, le=599)
+    retry_after_ms: int | None = Field(default=None, ge=0)  # header sent with `status`
+    malformed_json: bool = False
+    truncate: int | None = Field(default=None, ge=0)  # keep N characters, finish "length"
+    times: int | None = Field(default=None, ge=1)  # first N matching calls only
+
+
+class Rule(_Strict):
+    """A scripted answer for the requests its `match` accepts."""
+
+    name: str | None = None
+    match: RuleMatch = Field(default_factory=RuleMatch)
+    reply: Reply = Field(default_factory=lambda: Reply(content=""))
+    fault: Fault | None = None
+
+
+class Script(_Strict):
+    """The whole behaviour of the fake server; replaced atomically by `PUT /_script`."""
+
+    rules: list[Rule] = Field(default_factory=list)
+    default: Reply = Field(default_factory=lambda: Reply(content="OK"))
+    embedding_dim: int = Field(default=DEFAULT_EMBEDDING_DIM, ge=1)
+    models: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL], min_length=1)
+    stream_piece_chars: int = Field(default=DEFAULT_STREAM_PIECE_CHARS, ge=1)
+
+
+class RecordedRequest(_Strict):
+    """One request received on an OpenAI endpoint."""
+
+    method: str
+    path: str
+    body: JsonValue = None
+
+
+class Choice(_Strict):
+    """The outcome of matching: the reply, the fault in force (if any), the rule's name."""
+
+    reply: Reply
+    fault: Fault | None = None
+    rule: str | None = None
+
+
+class ScriptState:
+    """The live script, per-rule hit counters and the request log, safe across threads."""
+
+    def __init__(self, script: Script | None = None) -> None:
+        self._lock = threading.Lock()
+        self._script = script or Script()
+        self._hits = [0] * len(self._script.rules)
+        self._requests: list[RecordedRequest] = []
+
+    @property
+    def script(self) -> Script:
+        """The script in force."""
+        with self._lock:
+            return self._script
+
+    def replace(self, script: Script) -> None:
+        """Install a new script and restart fault counting."""
+        with self._lock:
+            self._script = script
+            self._hits = [0] * len(script.rules)
+
+    def choose(
+        self, endpoint: Endpoint, user: str | None, system: str | None, model: str
+    ) -> Choice:
+        """First matching rule's reply, with its fault while its `times` budget lasts."""
+        with self._lock:
+            for index, rule in enumerate(self._script.rules):
+                if not rule.match.accepts(endpoint, user, system, model):
+                    continue
+                self._hits[index] += 1
+                fault = rule.fault
+                spent = (
+                    fault is not None
+                    and fault.times is not None
+                    and self._hits[index] > fault.times
+                )
+                if spent:
+                    fault = None
+                return Choice(reply=rule.reply, fault=fault, rule=rule.name)
+            return Choice(reply=self._script.default)
+
+    def record(self, method: str, path: str, body: Any) -> None:
+        """Append one received request to the log."""
+        with self._lock:
+            self._requests.append(RecordedRequest(method=method, path=path, body=body))
+
+    def requests(self) -> list[RecordedRequest]:
+        """A copy of the log, oldest first."""
+        with self._lock:
+            return list(self._requests)
+
+    def clear_requests(self) -> None:
+        """Empty the log."""
+        with self._lock:
+            self._requests.clear()

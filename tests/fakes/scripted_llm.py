@@ -1,0 +1,358 @@
+"""A scripted OpenAI-compatible HTTP server for tests.
+
+Serves `POST /v1/chat/completions` (plain and SSE streaming, text or tool calls),
+`POST /v1/embeddings` (deterministic unit vectors) and `GET /v1/models`, answering from the
+rules of a `Script` (see `tests.fakes.llm_script`). Control endpoints let tests in other
+processes drive it: `PUT/GET /_script`, `GET/DELETE /_requests`, `GET /_health`.
+
+In-process: `ScriptedLlmServer` runs it on a free 127.0.0.1 port in a thread.
+Standalone: `python -m tests.fakes.scripted_llm --host 127.0.0.1 --port 8091 [--rules f.json]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from tests.fakes.llm_script import (
+    Choice,
+    Endpoint,
+    RecordedRequest,
+    Reply,
+    Rule,
+    Script,
+    ScriptState,
+)
+from tests.fakes.openai_payloads import (
+    MALFORMED_JSON,
+    chat_completion,
+    chat_stream_events,
+    embeddings_response,
+    error_body,
+    models_response,
+)
+
+__all__ = ["ScriptedLlmServer", "create_app", "main"]
+
+LOCALHOST = "127.0.0.1"
+STARTUP_TIMEOUT_S = 10.0
+STARTUP_POLL_S = 0.01
+SHUTDOWN_GRACE_S = 1  # a request parked in a `delay_s` fault must not hold up shutdown
+SYSTEM_ROLES = ("system", "developer")
+
+
+class _BadRequestError(Exception):
+    """The request body is not what an OpenAI endpoint accepts."""
+
+
+def _message_text(content: Any) -> str:
+    """Text of a message's content, whether a string or a list of typed parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _chat_parts(body: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(last user message, joined system messages) of a chat request."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _BadRequestError("`messages` must be a non-empty list")
+    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    systems = [m for m in messages if isinstance(m, dict) and m.get("role") in SYSTEM_ROLES]
+    user = _message_text(users[-1].get("content")) if users else None
+    system = "\n".join(_message_text(m.get("content")) for m in systems) if systems else None
+    return user, system
+
+
+def _embedding_inputs(body: dict[str, Any]) -> list[str]:
+    raw = body.get("input")
+    if isinstance(raw, str):
+        return [raw]
+    if isinstance(raw, list) and raw:
+        # Token-id inputs are hashed through their text form: still deterministic.
+        return [item if isinstance(item, str) else json.dumps(item) for item in raw]
+    raise _BadRequestError("`input` must be a string or a non-empty list")
+
+
+def _error(status: int, message: str, retry_after_ms: int | None = None) -> JSONResponse:
+    headers = {"retry-after-ms": str(retry_after_ms)} if retry_after_ms is not None else None
+    return JSONResponse(error_body(status, message), status_code=status, headers=headers)
+
+
+async def _fault_response(choice: Choice) -> Response | None:
+    """Sleep for a delay fault; the error response of a status fault, if any."""
+    fault = choice.fault
+    if fault is None:
+        return None
+    if fault.delay_s:
+        await asyncio.sleep(fault.delay_s)
+    if fault.status is not None:
+        return _error(fault.status, f"scripted fault (rule {choice.rule})", fault.retry_after_ms)
+    return None
+
+
+def _cut(choice: Choice) -> tuple[str | None, bool]:
+    """The reply text after any `truncate` fault, and whether it was cut."""
+    text = choice.reply.text()
+    limit = choice.fault.truncate if choice.fault else None
+    if limit is None or text is None:
+        return text, False
+    return text[:limit], True
+
+
+def _malformed_stream() -> Iterator[str]:
+    """A stream whose second event is cut mid-JSON."""
+    head = {"id": "chatcmpl-broken", "object": "chat.completion.chunk", "created": 0, "choices": []}
+    yield f"data: {json.dumps(head)}\n\n"
+    yield f"data: {MALFORMED_JSON}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+class _Handlers:
+    """Route handlers bound to one `ScriptState`."""
+
+    def __init__(self, state: ScriptState) -> None:
+        self.state = state
+        self._ids = itertools.count(1)
+
+    async def _body(self, request: Request) -> dict[str, Any]:
+        raw = await request.body()
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            self.state.record(request.method, request.url.path, raw.decode(errors="replace"))
+            raise _BadRequestError(f"body is not JSON: {exc}") from exc
+        self.state.record(request.method, request.url.path, body)
+        if not isinstance(body, dict):
+            raise _BadRequestError("body must be a JSON object")
+        return body
+
+    def _choose(
+        self, endpoint: Endpoint, body: dict[str, Any], user: str | None, system: str | None
+    ) -> Choice:
+        return self.state.choose(endpoint, user, system, str(body.get("model", "")))
+
+    async def chat(self, request: Request) -> Response:
+        try:
+            body = await self._body(request)
+            user, system = _chat_parts(body)
+        except _BadRequestError as exc:
+            return _error(400, str(exc))
+        choice = self._choose("chat", body, user, system)
+        if (failed := await _fault_response(choice)) is not None:
+            return failed
+        stream = bool(body.get("stream"))
+        if choice.fault is not None and choice.fault.malformed_json:
+            if stream:
+                return StreamingResponse(_malformed_stream(), media_type="text/event-stream")
+            return Response(MALFORMED_JSON, media_type="application/json")
+        text, truncated = _cut(choice)
+        common: dict[str, Any] = {
+            "model": str(body.get("model", "")),
+            "call_id": str(next(self._ids)),
+            "prompt": f"{system or ''} {user or ''}",
+            "truncated": truncated,
+        }
+        if not stream:
+            return JSONResponse(chat_completion(choice.reply, text, **common))
+        options = body.get("stream_options") or {}
+        events = chat_stream_events(
+            choice.reply,
+            text,
+            **common,
+            piece_chars=self.state.script.stream_piece_chars,
+            include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
+        )
+        return StreamingResponse(events, media_type="text/event-stream")
+
+    async def embeddings(self, request: Request) -> Response:
+        try:
+            body = await self._body(request)
+            texts = _embedding_inputs(body)
+        except _BadRequestError as exc:
+            return _error(400, str(exc))
+        choice = self._choose("embeddings", body, "\n".join(texts), None)
+        if (failed := await _fault_response(choice)) is not None:
+            return failed
+        if choice.fault is not None and choice.fault.malformed_json:
+            return Response(MALFORMED_JSON, media_type="application/json")
+        dim = body.get("dimensions") or self.state.script.embedding_dim
+        payload = embeddings_response(
+            texts,
+            model=str(body.get("model", "")),
+            dim=int(dim),
+            encoding_format=str(body.get("encoding_format") or "float"),
+        )
+        return JSONResponse(payload)
+
+    async def models(self, request: Request) -> Response:
+        self.state.record(request.method, request.url.path, None)
+        return JSONResponse(models_response(self.state.script.models))
+
+    async def put_script(self, request: Request) -> Response:
+        try:
+            script = Script.model_validate_json(await request.body())
+        except ValidationError as exc:
+            return JSONResponse({"detail": json.loads(exc.json())}, status_code=422)
+        self.state.replace(script)
+        return JSONResponse(script.model_dump(mode="json"))
+
+    async def get_script(self, _: Request) -> Response:
+        return JSONResponse(self.state.script.model_dump(mode="json"))
+
+    async def get_requests(self, _: Request) -> Response:
+        return JSONResponse([r.model_dump(mode="json") for r in self.state.requests()])
+
+    async def delete_requests(self, _: Request) -> Response:
+        self.state.clear_requests()
+        return Response(status_code=204)
+
+    async def health(self, _: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+
+def create_app(state: ScriptState) -> Starlette:
+    """The Starlette app answering from `state`."""
+    h = _Handlers(state)
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", h.chat, methods=["POST"]),
+            Route("/v1/embeddings", h.embeddings, methods=["POST"]),
+            Route("/v1/models", h.models, methods=["GET"]),
+            Route("/_script", h.put_script, methods=["PUT"]),
+            Route("/_script", h.get_script, methods=["GET"]),
+            Route("/_requests", h.get_requests, methods=["GET"]),
+            Route("/_requests", h.delete_requests, methods=["DELETE"]),
+            Route("/_health", h.health, methods=["GET"]),
+        ]
+    )
+
+
+class ScriptedLlmServer:
+    """The fake server on a free local port, served by uvicorn from a daemon thread."""
+
+    def __init__(self, script: Script | None = None, host: str = LOCALHOST) -> None:
+        self.state = ScriptState(script)
+        self._host = host
+        self._port: int | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """Root URL (control endpoints live here), e.g. `http://127.0.0.1:41234`."""
+        if self._port is None:
+            raise RuntimeError("the scripted LLM server is not started")
+        return f"http://{self._host}:{self._port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """Base URL for OpenAI clients: the root URL plus `/v1`."""
+        return f"{self.url}/v1"
+
+    def start(self) -> None:
+        """Bind a free port, serve in the background and wait until uvicorn is up."""
+        if self._thread is not None:
+            return
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self._host, 0))
+        self._port = int(sock.getsockname()[1])
+        config = uvicorn.Config(
+            create_app(self.state),
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="scripted-llm", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the scripted LLM server did not start")
+            time.sleep(STARTUP_POLL_S)
+
+    def stop(self) -> None:
+        """Ask uvicorn to exit and wait for the thread."""
+        if self._server is None or self._thread is None:
+            return
+        self._server.should_exit = True
+        self._thread.join(STARTUP_TIMEOUT_S)
+        self._server = self._thread = None
+
+    def __enter__(self) -> ScriptedLlmServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def set_script(self, script: Script | Mapping[str, Any]) -> None:
+        """Replace the whole script (validated) and restart fault counters."""
+        self.state.replace(script if isinstance(script, Script) else Script.model_validate(script))
+
+    def set_rules(
+        self,
+        rules: Sequence[Rule | Mapping[str, Any]],
+        default: Reply | Mapping[str, Any] | None = None,
+    ) -> None:
+        """Replace the rules (and the default reply if given), keeping the other settings."""
+        current = self.state.script
+        update: dict[str, Any] = {"rules": [Rule.model_validate(r) for r in rules]}
+        if default is not None:
+            update["default"] = Reply.model_validate(default)
+        self.state.replace(Script.model_validate({**dict(current), **update}))
+
+    def requests(self, path: str | None = None) -> list[RecordedRequest]:
+        """Requests received so far, optionally only those on `path` (e.g. `/v1/embeddings`)."""
+        return [r for r in self.state.requests() if path is None or r.path == path]
+
+    def clear_requests(self) -> None:
+        """Forget the recorded requests."""
+        self.state.clear_requests()
+
+    def reset(self) -> None:
+        """Back to the default script with an empty request log."""
+        self.state.replace(Script())
+        self.state.clear_requests()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve the fake LLM in the foreground until interrupted."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--host", default=LOCALHOST)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--rules", type=Path, help="JSON file holding a Script")
+    args = parser.parse_args(argv)
+    script = Script.model_validate_json(args.rules.read_bytes()) if args.rules else None
+    uvicorn.run(create_app(ScriptState(script)), host=args.host, port=args.port, log_level="info")
+
+
+if __name__ == "__main__":
+    main()

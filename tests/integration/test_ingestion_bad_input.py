@@ -1,0 +1,219 @@
+"""Bad input gets a clear JSON error with a stable code, and nothing is half-written."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from graphrag.db.models import Knowledge
+from graphrag.settings import Settings
+from tests.support import sample_files
+from tests.support.api_helpers import create_kb, upload, wait_terminal
+from tests.support.http_server import ThreadedServer
+from tests.support.worker import WorkerProcess
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def kb(http_module: httpx.Client, worker: WorkerProcess) -> dict[str, Any]:
+    return create_kb(http_module)
+
+
+def _count(db_session: Session, kb_id: str) -> int:
+    db_session.expire_all()
+    return db_session.execute(
+        select(func.count()).select_from(Knowledge).where(Knowledge.kb_id == uuid.UUID(kb_id))
+    ).scalar_one()
+
+
+def _error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()["error"]
+    assert body["code"] == code
+    assert body["message"]
+    return body
+
+
+@pytest.fixture(scope="module")
+def small_cap_url(settings: Settings) -> Iterator[str]:
+    """A second API process on the same services with a 1 MB upload cap."""
+    from api.app import create_app
+
+    with ThreadedServer(create_app(settings.model_copy(update={"max_file_size_mb": 1}))) as url:
+        yield url
+
+
+def test_too_large_is_413(small_cap_url: str, kb: dict[str, Any], db_session: Session) -> None:
+    before = _count(db_session, kb["id"])
+    with httpx.Client(base_url=small_cap_url, timeout=30.0) as client:
+        big = b"word " * (300 * 1024)
+        _error(upload(client, kb["id"], "big.txt", big), 413, "file_too_large")
+    assert _count(db_session, kb["id"]) == before
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "media_type"),
+    [
+        ("fake.pdf", sample_files.png_with_text(["x"]), "application/pdf"),
+        ("photo.png", b"%PDF-1.7\n" + b"0" * 100, "image/png"),
+        ("blob.bin", bytes(range(256)) * 40, "application/octet-stream"),
+        ("tool.exe", b"MZ\x90\x00" + bytes(200), "application/x-msdownload"),
+    ],
+)
+def test_wrong_or_unknown_type_is_415(
+    http: httpx.Client,
+    kb: dict[str, Any],
+    db_session: Session,
+    name: str,
+    data: bytes,
+    media_type: str,
+) -> None:
+    before = _count(db_session, kb["id"])
+    _error(upload(http, kb["id"], name, data, media_type), 415, "unsupported_media_type")
+    assert _count(db_session, kb["id"]) == before
+
+
+def test_empty_file_is_422(http: httpx.Client, kb: dict[str, Any]) -> None:
+    _error(upload(http, kb["id"], "empty.txt", b""), 422, "empty_file")
+    _error(upload(http, kb["id"], "blank.txt", b"  \n\t "), 422, "empty_file")
+
+
+def test_duplicate_is_409_with_existing_id(http: httpx.Client, kb: dict[str, Any]) -> None:
+    data = f"Unique text {uuid.uuid4()} for the duplicate check.".encode()
+    first = upload(http, kb["id"], "a.txt", data)
+    assert first.status_code == 202
+    body = _error(upload(http, kb["id"], "b.txt", data), 409, "duplicate_document")
+    assert body["details"]["existing_id"] == first.json()["id"]
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "reason"),
+    [
+        ("locked.pdf", sample_files.encrypted_pdf("secret plans"), "password"),
+        ("broken.pdf", sample_files.corrupt_pdf("half a document " * 200), ""),
+    ],
+)
+def test_unreadable_pdf_ends_failed_with_a_reason(
+    http: httpx.Client, kb: dict[str, Any], name: str, data: bytes, reason: str
+) -> None:
+    response = upload(http, kb["id"], name, data)
+    assert response.status_code == 202, response.text
+    doc = wait_terminal(http, response.json()["id"])
+    assert doc["parse_status"] == "failed"
+    assert doc["error"] and reason in doc["error"].lower()
+    chunks = http.get(f"/api/v1/knowledge/{doc['id']}/chunks").json()
+    assert chunks["total"] == 0
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../../../etc/passwd.txt",
+        "..\\..\\windows\\evil.txt",
+        "ctl\x00\x07\x1bname.txt",
+        "x" * 5000 + ".txt",
+        "/absolute/path.txt",
+        "'; DROP TABLE knowledge; --.txt",
+    ],
+)
+def test_hostile_file_names_are_neutralised(
+    http: httpx.Client, kb: dict[str, Any], settings: Settings, name: str
+) -> None:
+    data = f"content for {uuid.uuid4()}".encode()
+    response = upload(http, kb["id"], name, data)
+    assert response.status_code == 202, response.text
+    stored = response.json()["file_name"]
+    assert "/" not in stored and "\\" not in stored and ".." not in stored
+    assert all(ch.isprintable() for ch in stored)
+    assert len(stored) <= settings.ingest.file_name_max_chars
+    assert stored.endswith(".txt")
+    root = settings.resolve(settings.storage_dir).resolve()
+    files = list(root.rglob(f"{response.json()['id']}*"))
+    assert len(files) == 1 and files[0].resolve().is_relative_to(root)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "ftp://example.org/a.txt",
+        "http://127.0.0.1:1/x",
+        "http://localhost/x",
+        "http://[::1]/x",
+        "http://10.0.0.5/x",
+        "http://169.254.169.254/latest",
+    ],
+)
+def test_url_import_refuses_schemes_and_private_targets(
+    http: httpx.Client, kb: dict[str, Any], url: str
+) -> None:
+    response = http.post(f"/api/v1/knowledge-bases/{kb['id']}/knowledge/url", json={"url": url})
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["code"] == "invalid_input"
+
+
+def test_url_import_when_private_targets_are_allowed(
+    settings: Settings, kb: dict[str, Any], tmp_path: Path
+) -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse, RedirectResponse
+    from starlette.routing import Route
+
+    from api.app import create_app
+
+    page = f"The Moreau archive holds {uuid.uuid4()} letters."
+    site = Starlette(
+        routes=[
+            Route("/doc.txt", lambda _: PlainTextResponse(page)),
+            Route("/moved", lambda _: RedirectResponse("/doc.txt")),
+        ]
+    )
+    ingest = settings.ingest.model_copy(update={"url_allow_private": True})
+    with (
+        ThreadedServer(site) as site_url,
+        ThreadedServer(create_app(settings.model_copy(update={"ingest": ingest}))) as api_url,
+        httpx.Client(base_url=api_url, timeout=30.0) as client,
+    ):
+        response = client.post(
+            f"/api/v1/knowledge-bases/{kb['id']}/knowledge/url", json={"url": f"{site_url}/moved"}
+        )
+        assert response.status_code == 202, response.text
+        doc = wait_terminal(client, response.json()["id"])
+        assert doc["parse_status"] == "completed"
+        assert doc["source"] == "url" and doc["source_url"].endswith("/doc.txt")
+        chunks = client.get(f"/api/v1/knowledge/{doc['id']}/chunks").json()["items"]
+        assert page in chunks[0]["content"]
+
+
+def test_unknown_ids_and_bad_bodies(http: httpx.Client) -> None:
+    _error(http.get(f"/api/v1/knowledge-bases/{uuid.uuid4()}"), 404, "not_found")
+    _error(http.get("/api/v1/knowledge-bases/not-a-uuid"), 422, "invalid_input")
+    _error(http.post("/api/v1/knowledge-bases", json={"name": ""}), 422, "invalid_input")
+    _error(
+        http.post(
+            "/api/v1/knowledge-bases",
+            json={
+                "name": "x",
+                "chunking": {"chunk_size": 10, "chunk_overlap": 10, "separators": ["\n"]},
+            },
+        ),
+        422,
+        "invalid_input",
+    )
+    _error(
+        http.post(
+            "/api/v1/knowledge-bases",
+            content=b"{not json",
+            headers={"content-type": "application/json"},
+        ),
+        422,
+        "invalid_input",
+    )

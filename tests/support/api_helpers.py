@@ -1,0 +1,57 @@
+"""Small helpers for tests that drive the REST API."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import httpx
+
+__all__ = ["all_chunks", "create_kb", "upload", "wait_terminal"]
+
+WAIT_TIMEOUT_S = 240.0
+POLL_S = 0.25
+TERMINAL = {"completed", "failed", "cancelled"}
+
+
+def create_kb(http: httpx.Client, **fields: Any) -> dict[str, Any]:
+    body = {"name": f"kb-{uuid.uuid4().hex[:10]}", **fields}
+    response = http.post("/api/v1/knowledge-bases", json=body)
+    assert response.status_code == 201, response.text
+    created: dict[str, Any] = response.json()
+    return created
+
+
+def upload(
+    http: httpx.Client, kb_id: str, name: str, data: bytes, media_type: str | None = None
+) -> httpx.Response:
+    files = {"file": (name, data, media_type or "application/octet-stream")}
+    return http.post(f"/api/v1/knowledge-bases/{kb_id}/knowledge/file", files=files)
+
+
+def wait_terminal(
+    http: httpx.Client, knowledge_id: str, timeout_s: float = WAIT_TIMEOUT_S
+) -> dict[str, Any]:
+    """Poll the document until it reaches a terminal status; fail the test on time-out."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        doc: dict[str, Any] = http.get(f"/api/v1/knowledge/{knowledge_id}").json()
+        if doc["parse_status"] in TERMINAL:
+            return doc
+        if time.monotonic() > deadline:
+            raise AssertionError(f"document {knowledge_id} still {doc['parse_status']}: {doc}")
+        time.sleep(POLL_S)
+
+
+def all_chunks(http: httpx.Client, knowledge_id: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    page = 1
+    while True:
+        body = http.get(
+            f"/api/v1/knowledge/{knowledge_id}/chunks", params={"page": page, "page_size": 100}
+        ).json()
+        items.extend(body["items"])
+        if len(items) >= body["total"]:
+            return items
+        page += 1

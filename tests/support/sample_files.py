@@ -1,0 +1,113 @@
+"""Documents made on the fly for tests: text and scanned PDFs, DOCX, HTML, images."""
+
+from __future__ import annotations
+
+import io
+
+import docx
+import pymupdf
+from PIL import Image, ImageDraw, ImageFont
+
+__all__ = [
+    "corrupt_pdf",
+    "docx_file",
+    "encrypted_pdf",
+    "html_file",
+    "mixed_pdf",
+    "png_with_text",
+    "scanned_pdf",
+    "text_pdf",
+]
+
+_FONT_PX = 48
+_MARGIN_PX = 40
+_LINE_GAP_PX = 24
+
+
+def _text_image(lines: list[str], width: int = 1700) -> bytes:
+    """Black text on white, large enough for Tesseract to read reliably."""
+    font = ImageFont.load_default(size=_FONT_PX)
+    height = _MARGIN_PX * 2 + len(lines) * (_FONT_PX + _LINE_GAP_PX)
+    image = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(image)
+    for i, line in enumerate(lines):
+        draw.text(
+            (_MARGIN_PX, _MARGIN_PX + i * (_FONT_PX + _LINE_GAP_PX)), line, fill="black", font=font
+        )
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def png_with_text(lines: list[str]) -> bytes:
+    return _text_image(lines)
+
+
+def _add_text_page(pdf: pymupdf.Document, text: str) -> None:
+    page = pdf.new_page()
+    rect = pymupdf.Rect(page.rect.x0 + 50, page.rect.y0 + 50, page.rect.x1 - 50, page.rect.y1 - 50)
+    page.insert_textbox(rect, text, fontsize=11)
+
+
+def _add_scanned_page(pdf: pymupdf.Document, lines: list[str]) -> None:
+    page = pdf.new_page()
+    page.insert_image(page.rect, stream=_text_image(lines))
+
+
+def text_pdf(pages: list[str]) -> bytes:
+    pdf = pymupdf.open()
+    for text in pages:
+        _add_text_page(pdf, text)
+    return bytes(pdf.tobytes())
+
+
+def scanned_pdf(pages: list[list[str]]) -> bytes:
+    """Pages that are only a picture of text: no text layer at all."""
+    pdf = pymupdf.open()
+    for lines in pages:
+        _add_scanned_page(pdf, lines)
+    return bytes(pdf.tobytes())
+
+
+def mixed_pdf(text: str, scanned_lines: list[str]) -> bytes:
+    pdf = pymupdf.open()
+    _add_text_page(pdf, text)
+    _add_scanned_page(pdf, scanned_lines)
+    return bytes(pdf.tobytes())
+
+
+def encrypted_pdf(text: str, password: str = "secret") -> bytes:
+    pdf = pymupdf.open()
+    _add_text_page(pdf, text)
+    return bytes(
+        pdf.tobytes(encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw=password, owner_pw=password)
+    )
+
+
+def corrupt_pdf(text: str) -> bytes:
+    """A real PDF cut in half: the header is right, the body is not."""
+    whole = text_pdf([text])
+    return whole[: len(whole) // 2]
+
+
+def docx_file(paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:
+    document = docx.Document()
+    for paragraph in paragraphs:
+        document.add_paragraph(paragraph)
+    if table:
+        grid = document.add_table(rows=len(table), cols=len(table[0]))
+        for r, row in enumerate(table):
+            for c, value in enumerate(row):
+                grid.cell(r, c).text = value
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def html_file(title: str, body: str) -> bytes:
+    return (
+        f"<!doctype html><html><head><title>{title}</title>"
+        "<script>var secret = 'do not index this script';</script>"
+        "<style>body { color: red; }</style></head>"
+        f"<body><h1>{title}</h1><p>{body}</p></body></html>"
+    ).encode()

@@ -1,0 +1,81 @@
+"""No Docker engine runs here, so the production stack is checked by its structure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from graphrag.settings import project_root
+
+pytestmark = pytest.mark.unit
+
+DEPLOY = project_root() / "deploy"
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    return loaded
+
+
+def test_every_service_is_there(compose: dict[str, Any]) -> None:
+    services = set(compose["services"])
+    assert {"postgres", "redis", "neo4j", "llama", "api", "flower"} <= services
+    workers = {name for name in services if name.startswith("worker-")}
+    assert workers == {"worker-docparse", "worker-graph", "worker-memory"}
+
+
+def test_neo4j_is_526_with_apoc(compose: dict[str, Any]) -> None:
+    neo4j = compose["services"]["neo4j"]
+    assert neo4j["image"].startswith("neo4j:5.26")
+    assert "apoc" in neo4j["environment"]["NEO4J_PLUGINS"]
+    assert "apoc.version()" in " ".join(neo4j["healthcheck"]["test"])
+
+
+def test_postgres_has_pgvector(compose: dict[str, Any]) -> None:
+    assert compose["services"]["postgres"]["image"].startswith("pgvector/pgvector")
+
+
+def test_each_worker_serves_its_queue(compose: dict[str, Any]) -> None:
+    for queue in ("docparse", "graph", "memory"):
+        command = compose["services"][f"worker-{queue}"]["command"]
+        assert command[:2] == ["graphrag", "worker"]
+        assert queue in command[command.index("--queues") + 1].split(",")
+
+
+def test_backend_env_is_wired(compose: dict[str, Any]) -> None:
+    for name in ("api", "worker-docparse", "worker-graph", "worker-memory"):
+        service = compose["services"][name]
+        env = service["environment"]
+        assert env["NEO4J_URI"] == "bolt://neo4j:7687"
+        assert env["REDIS_URL"].startswith("redis://redis:")
+        assert "@postgres:5432/" in env["DATABASE_URL"]
+        assert env["LLM_BASE_URL"].startswith("http://llama:")
+        assert set(service["depends_on"]) == {"postgres", "redis", "neo4j"}
+
+
+def test_env_names_match_settings(compose: dict[str, Any]) -> None:
+    """Each variable the stack sets is one the settings read (section_field or top level)."""
+    from graphrag.settings import Settings
+
+    env = compose["services"]["api"]["environment"]
+    fields = Settings.model_fields
+    for name in env:
+        key = name.lower()
+        section, _, rest = key.partition("_")
+        if key in fields:
+            continue
+        assert section in fields, name
+        annotation = fields[section].annotation
+        assert annotation is not None and rest in annotation.model_fields, name
+
+
+def test_dockerfile_installs_the_package_and_ocr() -> None:
+    text = (DEPLOY / "Dockerfile").read_text()
+    assert "tesseract-ocr" in text
+    for folder in ("graphrag", "api", "workers", "migrations", "config", "prompt_templates"):
+        assert f"COPY {folder} ./{folder}" in text
+    assert Path(DEPLOY / "docker-compose.yml").exists()

@@ -1,0 +1,77 @@
+"""Per-process resources of a worker, opened lazily in the child process (after the fork)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+import redis
+
+from graphrag.db.engine import make_engine, make_session_factory
+from graphrag.extraction.chunk_extraction import GraphContext
+from graphrag.graph.factory import build_graph_store
+from graphrag.ingest.context import IngestContext
+from graphrag.ingest.storage import FileStorage
+from graphrag.llm.client import LlmClient
+from graphrag.llm.concurrency import LeaseSemaphore
+from graphrag.search.embeddings import build_embedder
+from graphrag.settings import Settings, get_settings
+from workers.queue import CeleryTaskQueue
+
+__all__ = ["graph_context", "ingest_context"]
+
+
+@dataclass(frozen=True)
+class _Scope:
+    ingest: IngestContext
+    graph: GraphContext
+
+
+_lock = threading.Lock()
+_scopes: dict[int, _Scope] = {}
+
+
+def llm_slots_key(settings: Settings) -> str:
+    return f"graphrag:llm-slots:{settings.llm.model}"
+
+
+def _open(settings: Settings) -> _Scope:
+    from workers.celery_app import app
+
+    sessions = make_session_factory(make_engine(settings))
+    graph = build_graph_store(settings)
+    limiter = LeaseSemaphore(
+        redis.Redis.from_url(settings.redis.url),
+        llm_slots_key(settings),
+        settings.llm.concurrency_limit,
+        settings.llm.concurrency_lease_s,
+        settings.llm.concurrency_wait_s,
+    )
+    ingest = IngestContext(
+        settings=settings,
+        sessions=sessions,
+        storage=FileStorage(settings.resolve(settings.storage_dir)),
+        embedder=build_embedder(settings.embedding),
+        graph=graph,
+        queue=CeleryTaskQueue(app),
+    )
+    return _Scope(ingest, GraphContext(settings, sessions, LlmClient(settings.llm, limiter), graph))
+
+
+def _scope() -> _Scope:
+    """This process's scope; a forked child builds its own (pools do not survive a fork)."""
+    pid = os.getpid()
+    with _lock:
+        scope = _scopes.get(pid)
+        if scope is None:
+            scope = _scopes[pid] = _open(get_settings())
+        return scope
+
+
+def ingest_context() -> IngestContext:
+    return _scope().ingest
+
+
+def graph_context() -> GraphContext:
+    return _scope().graph

@@ -1,0 +1,41 @@
+"""Document tasks: thin wrappers that parse ids and call one core function."""
+
+from __future__ import annotations
+
+import uuid
+
+from graphrag.ingest.processing import process_document
+from graphrag.ingest.purge import purge_document, purge_knowledge_base
+from graphrag.ingest.reconcile import reconcile
+from workers.celery_app import app
+from workers.scope import ingest_context
+
+_settings = app.conf.graphrag_settings
+
+
+@app.task(
+    name="document.process",
+    acks_late=True,
+    time_limit=_settings.celery.docparse_time_limit_s,
+    ignore_result=True,
+)
+def process(knowledge_id: str, attempt: int) -> str:
+    """Parse, chunk, embed and index one attempt of a document."""
+    return process_document(ingest_context(), uuid.UUID(knowledge_id), attempt).value
+
+
+@app.task(name="document.delete", acks_late=True, ignore_result=True)
+def delete(knowledge_id: str) -> bool:
+    return purge_document(ingest_context(), uuid.UUID(knowledge_id))
+
+
+@app.task(name="document.delete_kb", acks_late=True, ignore_result=True)
+def delete_kb(kb_id: str) -> bool:
+    return purge_knowledge_base(ingest_context(), uuid.UUID(kb_id))
+
+
+@app.task(name="document.reconcile", acks_late=True, ignore_result=True)
+def reconcile_stuck() -> int:
+    """The periodic sweep (beat): re-enqueue documents stuck past the configured timeout."""
+    report = reconcile(ingest_context())
+    return len(report.reprocessed) + len(report.re_extracted) + len(report.purged_documents)

@@ -1,0 +1,42 @@
+"""Graph tasks: one extraction per chunk on the `graph` queue, retried with backoff."""
+
+from __future__ import annotations
+
+import uuid
+
+from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded
+
+from graphrag.db.enums import GraphStatus
+from graphrag.extraction.chunk_extraction import RETRYABLE, extract_chunk_graph, fail_chunk
+from workers.celery_app import app
+from workers.scope import graph_context
+
+_celery = app.conf.graphrag_settings.celery
+
+
+def _countdown(retries: int) -> int:
+    """Exponential backoff, capped: a Neo4j restart or a busy LLM gets time to come back."""
+    return int(min(_celery.graph_retry_backoff_s * 2**retries, _celery.retry_backoff_max_s))
+
+
+@app.task(
+    name="graph.extract_chunk",
+    bind=True,
+    acks_late=True,
+    max_retries=_celery.graph_max_retries,
+    time_limit=_celery.graph_time_limit_s,
+    soft_time_limit=_celery.graph_time_limit_s - _celery.graph_soft_limit_margin_s,
+    ignore_result=True,
+)
+def extract_chunk(self: Task, knowledge_id: str, attempt: int, chunk_id: str) -> str:
+    """Extract one chunk's entities and relations; the last try settles the chunk as failed."""
+    final = self.request.retries >= self.max_retries
+    args = (graph_context(), uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id))
+    try:
+        return extract_chunk_graph(*args, final_try=final).value
+    except RETRYABLE as exc:
+        raise self.retry(exc=exc, countdown=_countdown(self.request.retries)) from exc
+    except SoftTimeLimitExceeded:
+        fail_chunk(*args, reason="extraction exceeded its time limit")
+        return GraphStatus.FAILED.value
