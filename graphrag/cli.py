@@ -6,6 +6,7 @@ The CLI is an edge like `api/` and `workers/`: it imports them lazily, inside th
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
@@ -52,6 +53,9 @@ def worker(
     beat: bool = typer.Option(False, help="also run the periodic reconciler (one per cluster)"),
 ) -> None:
     """Run a Celery worker on the given queues."""
+    # Many small matrix products per embedding batch: threaded BLAS only contends for the cores
+    # the worker processes already use. Must be set before numpy loads.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from workers.celery_app import app as celery_app
 
     c = get_settings().celery

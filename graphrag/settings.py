@@ -109,6 +109,7 @@ class LlmSettings(_Section):
     temperature: float
     max_tokens: int
     json_schema: bool
+    system_role: bool
     concurrency_limit: int
     concurrency_lease_s: int
     concurrency_wait_s: float

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from graphrag.ingest.processing import process_document
+from celery import Task
+
+from graphrag.ingest.processing import fail_document, process_document
 from graphrag.ingest.purge import purge_document, purge_knowledge_base
 from graphrag.ingest.reconcile import reconcile
 from workers.celery_app import app
@@ -13,8 +16,19 @@ from workers.scope import ingest_context
 _settings = app.conf.graphrag_settings
 
 
+class _ProcessTask(Task):
+    """A crash of the processing (a bug, a time limit) ends the document `failed`, not stuck."""
+
+    def on_failure(
+        self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
+        knowledge_id, attempt = args
+        fail_document(ingest_context(), uuid.UUID(knowledge_id), attempt, exc)
+
+
 @app.task(
     name="document.process",
+    base=_ProcessTask,
     acks_late=True,
     time_limit=_settings.celery.docparse_time_limit_s,
     ignore_result=True,

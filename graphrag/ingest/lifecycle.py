@@ -9,7 +9,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import case, func, select, update
+from sqlalchemy import case, func, literal, select, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from graphrag.db.enums import GraphStatus, ParseStatus
@@ -46,7 +47,7 @@ def set_stage(
             Knowledge.attempt == attempt,
             Knowledge.parse_status.in_(ParseStatus.working()),
         )
-        .values(progress=Knowledge.progress.op("||")(func.jsonb_build_object(stage, progress)))
+        .values(progress=Knowledge.progress.op("||")(literal({stage: progress}, JSONB)))
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of an UPDATE
 

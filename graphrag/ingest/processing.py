@@ -27,7 +27,7 @@ from graphrag.ingest.parsing import parse_file
 from graphrag.kb.schemas import IndexingStrategy
 from graphrag.kb.service import kb_graph_on
 
-__all__ = ["ProcessOutcome", "chunk_id_for", "process_document"]
+__all__ = ["ProcessOutcome", "chunk_id_for", "fail_document", "process_document"]
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,15 @@ def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) 
     if graph_chunk_ids:
         ctx.queue.extract_chunks(job.knowledge_id, job.attempt, graph_chunk_ids)
     return ProcessOutcome.INDEXED
+
+
+def fail_document(
+    ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int, exc: BaseException
+) -> None:
+    """End an attempt that crashed as `failed`, naming the error without internals."""
+    with session_scope(ctx.sessions) as session:
+        mark_failed(session, knowledge_id, attempt, f"internal error ({type(exc).__name__})")
+    log.error("document %s attempt %s crashed: %r", knowledge_id, attempt, exc)
 
 
 def _stage(ctx: IngestContext, job: _Job, stage: str, **progress: Any) -> bool:

@@ -57,6 +57,20 @@ class LlmClient:
     def _slot(self) -> AbstractContextManager[None]:
         return self.limiter.slot() if self.limiter is not None else nullcontext()
 
+    def _wire(self, messages: list[ChatMessage]) -> list[dict[str, str]]:
+        """Messages as sent; without a system role, system text leads the first user turn."""
+        if self.settings.system_role:
+            return [m.model_dump() for m in messages]
+        system = "\n\n".join(m.content for m in messages if m.role == "system")
+        wire = [m.model_dump() for m in messages if m.role != "system"]
+        if system:
+            first_user = next((m for m in wire if m["role"] == "user"), None)
+            if first_user is None:
+                wire.insert(0, {"role": "user", "content": system})
+            else:
+                first_user["content"] = f"{system}\n\n{first_user['content']}"
+        return wire
+
     def complete(
         self, messages: list[ChatMessage], response_format: dict[str, Any] | None = None
     ) -> LlmReply:
@@ -68,7 +82,7 @@ class LlmClient:
             try:
                 completion = self._client.chat.completions.create(
                     model=self.settings.model,
-                    messages=[m.model_dump() for m in messages],  # type: ignore[misc]  # role literals
+                    messages=self._wire(messages),  # type: ignore[arg-type]  # plain role dicts
                     temperature=self.settings.temperature,
                     max_tokens=self.settings.max_tokens,
                     extra_body=extra,

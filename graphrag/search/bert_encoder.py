@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from safetensors import SafetensorError
 from safetensors.numpy import load_file
 
 from graphrag.errors import EmbeddingError
@@ -149,7 +150,7 @@ class BertEncoder:
             raw = load_file(str(model_dir / "model.safetensors"))
             weights = {k: v.astype(np.float32, copy=False) for k, v in raw.items()}
             return cls(config, weights)
-        except (OSError, KeyError) as exc:
+        except (OSError, KeyError, SafetensorError) as exc:
             raise EmbeddingError("cannot load BERT weights", model_dir=str(model_dir)) from exc
 
     def __call__(self, input_ids: IntArray, attention_mask: IntArray) -> FloatArray:

@@ -119,7 +119,7 @@ def test_unreadable_pdf_ends_failed_with_a_reason(
         "../../../etc/passwd.txt",
         "..\\..\\windows\\evil.txt",
         "ctl\x00\x07\x1bname.txt",
-        "x" * 5000 + ".txt",
+        "x" * 1000 + ".txt",
         "/absolute/path.txt",
         "'; DROP TABLE knowledge; --.txt",
     ],
@@ -138,6 +138,13 @@ def test_hostile_file_names_are_neutralised(
     root = settings.resolve(settings.storage_dir).resolve()
     files = list(root.rglob(f"{response.json()['id']}*"))
     assert len(files) == 1 and files[0].resolve().is_relative_to(root)
+
+
+def test_multipart_header_past_the_parser_limit_is_a_json_400(
+    http: httpx.Client, kb: dict[str, Any]
+) -> None:
+    response = upload(http, kb["id"], "y" * 20_000 + ".txt", b"some text")
+    _error(response, 400, "bad_request")
 
 
 @pytest.mark.parametrize(

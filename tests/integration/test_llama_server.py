@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,7 +58,7 @@ GRAPH_SCHEMA: dict[str, Any] = {
     "required": ["nodes", "relations"],
 }
 
-SYSTEM_PROMPT = (
+INSTRUCTIONS = (
     "Read the passage and list its entities and the relations between them. Answer with one "
     'JSON object: {"nodes": [{"name": "...", "attributes": ["..."]}], '
     '"relations": [{"node1": "...", "node2": "...", "type": "..."}]}.'
@@ -117,20 +116,16 @@ def test_extracts_graph_json_under_a_schema(llama_base_url: str) -> None:
     with openai.OpenAI(
         base_url=llama_base_url, api_key="local", timeout=REQUEST_TIMEOUT_S, max_retries=0
     ) as client:
-        started = time.monotonic()
         answer = client.chat.completions.create(
             model="gemma3-270m",
-            messages=[
-                {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": f"Passage:\n{PASSAGE}"},
-            ],
+            # The `gemma` chat format drops system messages: instructions go in the user turn.
+            messages=[{"role": "user", "content": f"{INSTRUCTIONS}\n\nPassage:\n{PASSAGE}"}],
             # llama-cpp-python takes the schema inside a json_object response_format (it answers
             # OpenAI's `json_schema` with a 500); extra_body sends it as is.
             extra_body={"response_format": {"type": "json_object", "schema": GRAPH_SCHEMA}},
             temperature=TEMPERATURE,
             max_tokens=MAX_TOKENS,
         )
-        elapsed = time.monotonic() - started
     content = answer.choices[0].message.content
     assert content is not None
     graph = json.loads(content)
@@ -141,4 +136,3 @@ def test_extracts_graph_json_under_a_schema(llama_base_url: str) -> None:
         assert all(isinstance(a, str) for a in node["attributes"])
     for relation in graph["relations"]:
         assert all(isinstance(relation[key], str) for key in ("node1", "node2", "type"))
-    assert elapsed < REQUEST_TIMEOUT_S

@@ -4,7 +4,9 @@ transport."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from math import erf, sqrt
 from pathlib import Path
 from typing import Any
@@ -12,8 +14,10 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+from tokenizers import Tokenizer
 
 from graphrag.errors import EmbeddingError
+from graphrag.search import minilm_embedder
 from graphrag.search.bert_encoder import gelu
 from graphrag.search.embeddings import (
     LocalMiniLmEmbedder,
@@ -101,6 +105,26 @@ def test_local_embeds_nothing_and_refuses_a_bare_string(local: LocalMiniLmEmbedd
     assert local.embed([]) == []
     with pytest.raises(TypeError):
         local.embed("one string")
+
+
+def test_local_weights_load_once_under_concurrent_first_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loads: list[Path] = []
+    real_tokenizer = minilm_embedder._tokenizer
+
+    def counting_tokenizer(model_dir: Path, max_seq_length: int) -> Tokenizer:
+        loads.append(model_dir)
+        time.sleep(0.05)  # widen the window in which a second thread could start a load
+        return real_tokenizer(model_dir, max_seq_length)
+
+    monkeypatch.setattr(minilm_embedder, "_models", {})
+    monkeypatch.setattr(minilm_embedder, "_tokenizer", counting_tokenizer)
+    embedders = [LocalMiniLmEmbedder(_settings()) for _ in range(4)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        vectors = list(pool.map(lambda e: e.embed_query("same text"), embedders))
+    assert len(loads) == 1
+    assert all(v == vectors[0] for v in vectors)
 
 
 def test_local_refuses_a_dim_the_model_does_not_have() -> None:
