@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import random
 from collections.abc import Iterator
 
 import httpx
@@ -16,6 +16,7 @@ from graphrag.db.engine import make_engine, make_session_factory
 from graphrag.db.migrate import upgrade_to_head
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.settings import Settings
+from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.http_server import ThreadedServer
 from tests.support.services import (
     create_database,
@@ -26,7 +27,7 @@ from tests.support.services import (
 )
 from tests.support.worker import WorkerProcess
 
-os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+pytest_plugins = ["tests.fakes.fixtures"]
 
 
 @pytest.fixture(scope="session")
@@ -43,9 +44,34 @@ def database_url(services_env: dict[str, str]) -> Iterator[str]:
     drop_database(url)
 
 
+# Redis databases for test sessions: one picked at random per session, so that two sessions
+# running at once (and their workers) never exchange tasks. Database 0 is the demo's.
+TEST_REDIS_DBS = range(4, 16)
+
+
+# Graph retries in tests: short waits, so fault tests finish in seconds.
+TEST_ENV = {
+    "NEO4J_ENABLE": "true",
+    "CELERY_GRAPH_RETRY_BACKOFF_S": "0.5",
+    "LLM_TIMEOUT_S": "5",
+    "LLM_MODEL": "scripted",
+}
+
+
 @pytest.fixture(scope="session")
-def settings_env(services_env: dict[str, str], database_url: str) -> dict[str, str]:
-    return {**services_env, "DATABASE_URL": database_url, "NEO4J_ENABLE": "true"}
+def settings_env(
+    services_env: dict[str, str], database_url: str, scripted_llm: ScriptedLlmServer
+) -> dict[str, str]:
+    """The environment of this session's processes (the API in threads, the worker process)."""
+    redis_url = services_env["REDIS_URL"].rsplit("/", 1)[0] + f"/{random.choice(TEST_REDIS_DBS)}"
+    return {
+        **services_env,
+        **TEST_ENV,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "LLM_BASE_URL": scripted_llm.openai_base_url,
+        "EMBEDDING_BASE_URL": scripted_llm.openai_base_url,
+    }
 
 
 @pytest.fixture(scope="session")

@@ -32,6 +32,7 @@ from tests.support.worker import WorkerProcess
 pytestmark = pytest.mark.integration
 
 PAGES = 6
+KILL_TEST_REDIS_DB = 3  # outside the range the session fixtures pick from
 TIMEOUT_S = 300.0
 
 
@@ -40,7 +41,7 @@ def isolated(
     settings: Settings, settings_env: dict[str, str]
 ) -> Iterator[tuple[Settings, dict[str, str]]]:
     """Its own Redis database, so the session's worker never sees these tasks."""
-    url = settings.redis.url.rsplit("/", 1)[0] + "/3"
+    url = settings.redis.url.rsplit("/", 1)[0] + f"/{KILL_TEST_REDIS_DB}"
     redis_settings = settings.redis.model_copy(update={"url": url})
     yield settings.model_copy(update={"redis": redis_settings}), {**settings_env, "REDIS_URL": url}
 
