@@ -15,8 +15,7 @@ from api.routers import documents, knowledge_bases, system
 from api.state import AppState
 from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
 from graphrag.graph.neo4j_client import connect_driver
-from graphrag.graph.neo4j_store import Neo4jGraphStore
-from graphrag.graph.store import DisabledGraphStore
+from graphrag.graph.factory import build_graph_store
 from graphrag.ingest.storage import FileStorage
 from graphrag.settings import Settings, get_settings
 from workers.celery_app import create_celery
@@ -39,7 +38,7 @@ def _open_state(settings: Settings) -> AppState:
         sessions=make_session_factory(engine),
         redis=redis.Redis.from_url(settings.redis.url),
         neo4j=driver,
-        graph=Neo4jGraphStore(driver, settings.neo4j) if driver else DisabledGraphStore(),
+        graph=build_graph_store(settings, driver),
         storage=FileStorage(settings.resolve(settings.storage_dir)),
         queue=CeleryTaskQueue(create_celery(settings)),
     )

@@ -11,10 +11,19 @@ __all__ = [
     "DELETE_BY_LABEL",
     "DELETE_BY_LABEL_INNER",
     "DELETE_BY_LABEL_OUTER",
+    "ENTITY_KEY_CONSTRAINT",
+    "ENTITY_RELATIONS",
+    "MATCH_ENTITIES",
     "MERGE_NODES",
     "MERGE_RELATIONS",
+    "SEARCH_NODE",
     "name_index_ddl",
 ]
+
+ENTITY_KEY_CONSTRAINT = """
+CREATE CONSTRAINT graph_entity_key IF NOT EXISTS
+FOR (n:GraphEntity) REQUIRE (n.kg, n.name) IS UNIQUE
+"""
 
 # One row per entity: merge on (name, kg) under both namespace labels, then grow the lists, so
 # the same entity read in two chunks of a document is one node listing both chunks.
@@ -52,6 +61,63 @@ DELETE_BY_LABEL = """
 CALL apoc.periodic.iterate($outer, $inner, {batchSize: $batch_size, parallel: false})
 YIELD batches, total, errorMessages
 RETURN batches, total, errorMessages
+"""
+
+
+# SearchNode (chat path). Seeds: entities of the base (`{label}`) with at least one relation
+# whose name contains one of $texts (case-sensitive), best first: exact name, shorter name,
+# alphabetical, element id. $seed_probe = $max_seeds + 1 tells whether seeds were capped. Then
+# one row per (seed, relation), in seed order, at most $row_probe = max rows + 1 of them.
+# Nodes are told apart by element id: two documents' same-name entities stay two nodes.
+SEARCH_NODE = """
+MATCH (n:{label})
+WHERE ($kgs IS NULL OR n.kg IN $kgs)
+  AND any(t IN $texts WHERE n.name CONTAINS t)
+  AND EXISTS {{ MATCH (n)-[]-(:{label}) }}
+WITH n
+ORDER BY CASE WHEN n.name IN $texts THEN 0 ELSE 1 END, size(n.name), n.name, elementId(n)
+LIMIT $seed_probe
+WITH collect(n) AS found
+WITH found[..$max_seeds] AS seeds, size(found) > $max_seeds AS seeds_truncated
+UNWIND range(0, size(seeds) - 1) AS rank
+WITH seeds[rank] AS s, rank, seeds_truncated
+MATCH (s)-[r]-(m:{label})
+RETURN rank, seeds_truncated,
+       s {{.name, .kg, .attributes, .chunks, id: elementId(s)}} AS seed,
+       m {{.name, .kg, .attributes, .chunks, id: elementId(m)}} AS neighbour,
+       {{id: elementId(r), type: type(r), chunks: r.chunks,
+        source: elementId(startNode(r)), target: elementId(endNode(r))}} AS relation
+ORDER BY rank, relation.type, neighbour.name, relation.id
+LIMIT $row_probe
+"""
+
+# Graph-search candidates: every entity of the base whose name contains $entity
+# (case-sensitive), related or not, in the same order as SearchNode's seeds; at most $probe.
+MATCH_ENTITIES = """
+MATCH (n:{label})
+WHERE n.name CONTAINS $entity AND ($kgs IS NULL OR n.kg IN $kgs)
+RETURN n {{.name, .kg, .attributes, .chunks, id: elementId(n)}} AS entity
+ORDER BY CASE WHEN n.name = $entity THEN 0 ELSE 1 END, size(n.name), n.name, elementId(n)
+LIMIT $probe
+"""
+
+# Relations touching the entities $ids (element ids, best first), optionally only of the types
+# $types, each once (a relation between two of them counts for the better ranked), in the
+# order of their best entity; at most $probe, with both endpoints.
+ENTITY_RELATIONS = """
+UNWIND range(0, size($ids) - 1) AS rank
+MATCH (n:{label})
+WHERE elementId(n) = $ids[rank]
+MATCH (n)-[r]-(:{label})
+WHERE $types IS NULL OR type(r) IN $types
+WITH r, min(rank) AS first_rank
+WITH r, first_rank, startNode(r) AS a, endNode(r) AS b
+RETURN {{id: elementId(r), type: type(r), chunks: r.chunks,
+        source: elementId(a), target: elementId(b)}} AS relation,
+       a {{.name, .kg, .attributes, .chunks, id: elementId(a)}} AS source,
+       b {{.name, .kg, .attributes, .chunks, id: elementId(b)}} AS target
+ORDER BY first_rank, relation.type, relation.id
+LIMIT $probe
 """
 
 

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from uuid import UUID
 
-__all__ = ["entity_label", "namespace_labels"]
+__all__ = ["ENTITY_KEY_LABEL", "entity_label", "namespace_labels"]
+
+# Every document entity also carries this label, which holds the (kg, name) uniqueness
+# constraint; the namespace labels stay what they are per knowledge base and per document.
+ENTITY_KEY_LABEL = "GraphEntity"
 
 
 def entity_label(raw_id: str | UUID) -> str:

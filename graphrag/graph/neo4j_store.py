@@ -12,7 +12,7 @@ from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 from graphrag.errors import GraphStoreError
 from graphrag.extraction.models import GraphData
 from graphrag.graph import cypher
-from graphrag.graph.labels import entity_label
+from graphrag.graph.labels import ENTITY_KEY_LABEL, entity_label
 from graphrag.graph.store import GraphCounts
 from graphrag.settings import Neo4jSettings
 
@@ -36,6 +36,14 @@ class Neo4jGraphStore:
     def close(self) -> None:
         self.driver.close()
 
+    def ensure_schema(self) -> None:
+        """The uniqueness of (kg, name): concurrent merges of one entity then meet on one node.
+
+        Without it, two chunks of a document naming the same entity, merged at the same time by
+        two workers, can each create a node.
+        """
+        self.driver.execute_query(cypher.ENTITY_KEY_CONSTRAINT, database_=self.settings.database)
+
     def ensure_kb_indexes(self, kb_id: uuid.UUID) -> None:
         """The name index for the base's label, created once (IF NOT EXISTS)."""
         self.driver.execute_query(
@@ -50,7 +58,7 @@ class Neo4jGraphStore:
         Re-running it for the same chunk changes nothing: merges are keyed on (name, document) and
         the chunk lists are unions.
         """
-        labels = [entity_label(kb_id), entity_label(knowledge_id)]
+        labels = [ENTITY_KEY_LABEL, entity_label(kb_id), entity_label(knowledge_id)]
         kg, chunk = str(knowledge_id), str(chunk_id)
         nodes = [
             {
