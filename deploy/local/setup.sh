@@ -21,8 +21,16 @@ PYTHON=${PYTHON:-python3.11}
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 "$PYTHON" -m uv --version >/dev/null 2>&1 || "$PYTHON" -m pip install -q uv
 [ -x .venv/bin/python ] || "$PYTHON" -m uv venv -q --python "$PYTHON" .venv
-# The llama extra builds llama.cpp from source on first install (about 5 minutes on 2 cores);
-# uv caches the wheel, so later installs take seconds.
-"$PYTHON" -m uv pip install -q --python .venv/bin/python -e '.[embedded,dev,llama]'
+# llama-cpp-python ships only a source distribution: building llama.cpp takes 5 to 15 minutes
+# on 2 cores. The wheel is built once into a wheelhouse under the user's cache and reused.
+LLAMA_CPP_VERSION=$(sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
+WHEELHOUSE="${XDG_CACHE_HOME:-$HOME/.cache}/graphrag/wheels"
+if ! ls "$WHEELHOUSE"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
+  echo "building llama-cpp-python $LLAMA_CPP_VERSION once into $WHEELHOUSE (several minutes)"
+  mkdir -p "$WHEELHOUSE"
+  "$PYTHON" -m pip wheel -q --no-deps -w "$WHEELHOUSE" "llama-cpp-python==$LLAMA_CPP_VERSION"
+fi
+"$PYTHON" -m uv pip install -q --python .venv/bin/python --find-links "$WHEELHOUSE" \
+  -e '.[embedded,dev,llama]'
 
 bash deploy/neo4j/run.sh build
