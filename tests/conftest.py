@@ -18,6 +18,7 @@ from graphrag.graph.neo4j_client import connect_driver
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.http_server import ThreadedServer
+from tests.support.llama import llama_server
 from tests.support.services import (
     create_database,
     data_dir,
@@ -145,3 +146,10 @@ def neo4j_driver(settings: Settings) -> Iterator[Driver]:
     driver = connect_driver(settings.neo4j)
     yield driver
     driver.close()
+
+
+@pytest.fixture(scope="session")
+def llama_base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """OpenAI base URL of a real llama.cpp server with a small real model, for this session."""
+    with llama_server(tmp_path_factory.mktemp("llama")) as url:
+        yield url

@@ -154,6 +154,12 @@ def stop() -> None:
 
 
 @app.command()
+def neo4j(action: str = typer.Argument(..., help="start, stop, restart or status")) -> None:
+    """Drive the local Neo4j alone (e.g. restart it under load, as a fault test does)."""
+    _run_script(ROOT / "deploy/neo4j/run.sh", action, _neo4j_env(get_settings()))
+
+
+@app.command()
 def status() -> None:
     """Say which services answer."""
     settings = get_settings()
