@@ -3,6 +3,7 @@ still completes; prose and empty answers are a chunk without a graph, not a retr
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -21,9 +22,7 @@ MAX_TRIES = 4  # the first call and graph_max_retries (3) retries
 
 
 def _calls_for(llm: ScriptedLlmServer, marker: str) -> int:
-    return sum(
-        1 for r in llm.requests("/v1/chat/completions") if marker in str(r.body.get("messages"))
-    )
+    return sum(1 for r in llm.requests("/v1/chat/completions") if marker in json.dumps(r.body))
 
 
 def _run(http: httpx.Client, llm: ScriptedLlmServer, **faults: dict[str, Any]) -> dict[str, Any]:
