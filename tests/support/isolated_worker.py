@@ -1,0 +1,100 @@
+"""Driving documents through the core service and a worker of their own (own Redis database),
+for tests that kill workers or point them at another LLM."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+
+from celery import Celery
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.db.engine import session_scope
+from graphrag.db.enums import KnowledgeSource, ParseStatus
+from graphrag.db.models import Knowledge
+from graphrag.graph.store import GraphStore
+from graphrag.ingest.context import IngestContext
+from graphrag.ingest.documents import NewDocument, add_document
+from graphrag.ingest.storage import FileStorage
+from graphrag.kb.schemas import KnowledgeBaseCreate
+from graphrag.kb.service import create_kb
+from graphrag.search.embeddings import build_embedder
+from graphrag.settings import Settings
+from graphrag.tenancy import ensure_tenant
+
+__all__ = [
+    "add_and_enqueue",
+    "core_context",
+    "finished",
+    "on_redis_db",
+    "read_document",
+    "wait_document",
+]
+
+WAIT_TIMEOUT_S = 300.0
+
+
+def on_redis_db(
+    settings: Settings, env: dict[str, str], db: int
+) -> tuple[Settings, dict[str, str]]:
+    """Settings and environment moved to Redis database `db`: a broker of their own."""
+    url = settings.redis.url.rsplit("/", 1)[0] + f"/{db}"
+    moved = settings.model_copy(update={"redis": settings.redis.model_copy(update={"url": url})})
+    return moved, {**env, "REDIS_URL": url}
+
+
+def core_context(
+    settings: Settings, sessions: sessionmaker[Session], celery: Celery, graph: GraphStore
+) -> IngestContext:
+    from workers.queue import CeleryTaskQueue
+
+    return IngestContext(
+        settings=settings,
+        sessions=sessions,
+        storage=FileStorage(settings.resolve(settings.storage_dir)),
+        embedder=build_embedder(settings.embedding),
+        graph=graph,
+        queue=CeleryTaskQueue(celery),
+    )
+
+
+def add_and_enqueue(
+    ctx: IngestContext, data: bytes, file_name: str, kb: KnowledgeBaseCreate | None = None
+) -> tuple[uuid.UUID, uuid.UUID]:
+    """A new base with one document, queued for processing: (kb id, document id)."""
+    create = kb or KnowledgeBaseCreate(name=f"kb-{uuid.uuid4().hex[:8]}")
+    with session_scope(ctx.sessions) as session:
+        tenant = ensure_tenant(session, ctx.settings.api.default_tenant)
+        created = create_kb(session, ctx.settings, ctx.graph, tenant, create)
+        new = NewDocument(
+            data=data, file_name=file_name, media_type=None, source=KnowledgeSource.FILE
+        )
+        doc = add_document(session, ctx.settings, ctx.storage, tenant, created.id, new)
+    ctx.queue.process_document(doc.id, doc.attempt)
+    return created.id, doc.id
+
+
+def read_document(ctx: IngestContext, doc_id: uuid.UUID) -> Knowledge:
+    with session_scope(ctx.sessions) as session:
+        doc = session.get(Knowledge, doc_id)
+        assert doc is not None
+        return doc
+
+
+def finished(doc: Knowledge) -> bool:
+    """Whether the document reached a terminal status."""
+    return doc.parse_status not in ParseStatus.working()
+
+
+def wait_document(
+    ctx: IngestContext,
+    doc_id: uuid.UUID,
+    done: Callable[[Knowledge], bool],
+    timeout_s: float = WAIT_TIMEOUT_S,
+) -> Knowledge:
+    deadline = time.monotonic() + timeout_s
+    while not done(doc := read_document(ctx, doc_id)):
+        assert time.monotonic() < deadline, f"timed out: {doc.parse_status} {doc.progress}"
+        time.sleep(0.1)
+    return doc
