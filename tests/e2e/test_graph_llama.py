@@ -61,7 +61,8 @@ def test_real_model_builds_a_well_formed_graph(
     }
     celery = create_celery(own_settings)
     celery.control.purge()
-    ctx = core_context(own_settings, session_factory, celery, build_graph_store(own_settings))
+    store = build_graph_store(own_settings, neo4j_driver)
+    ctx = core_context(own_settings, session_factory, celery, store)
     worker = WorkerProcess(env, data_dir() / "test-logs" / "worker-llama.log", concurrency=1)
     worker.start(celery)
     create = KnowledgeBaseCreate(
