@@ -13,12 +13,14 @@ from api.state import AppState
 from graphrag.db.engine import session_scope
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.storage import FileStorage
+from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
 from graphrag.task_queue import TaskQueue
 from graphrag.tenancy import ensure_tenant
 
 __all__ = [
     "AppStateDep",
+    "EmbedderDep",
     "GraphStoreDep",
     "PageParams",
     "QueueDep",
@@ -58,11 +60,18 @@ def get_queue(state: AppStateDep) -> TaskQueue:
     return state.queue
 
 
+def get_embedder(state: AppStateDep) -> Embedder:
+    return state.embedder
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
-SessionDep = Annotated[Session, Depends(get_session)]
+# Scope "function": the commit happens before the response is sent, so a client that reads
+# right after a 201 sees what it created.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 GraphStoreDep = Annotated[GraphStore, Depends(get_graph)]
 StorageDep = Annotated[FileStorage, Depends(get_storage)]
 QueueDep = Annotated[TaskQueue, Depends(get_queue)]
+EmbedderDep = Annotated[Embedder, Depends(get_embedder)]
 
 
 def get_tenant(state: AppStateDep) -> uuid.UUID:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.storage import FileStorage
+from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
 from graphrag.task_queue import TaskQueue
 
@@ -27,3 +28,4 @@ class AppState:
     graph: GraphStore
     storage: FileStorage
     queue: TaskQueue
+    embedder: Embedder

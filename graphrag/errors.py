@@ -3,7 +3,8 @@
 GraphragError
 ├── NotFoundError            404 not_found
 ├── ConflictError            409 conflict
-│   └── DuplicateDocumentError   409 duplicate_document
+│   ├── DuplicateDocumentError   409 duplicate_document
+│   └── GraphNotEnabledForKbError 409 kb_graph_disabled
 ├── InvalidInputError        422 invalid_input
 │   └── EmptyFileError           422 empty_file
 ├── FileTooLargeError        413 file_too_large
@@ -37,6 +38,7 @@ __all__ = [
     "FileTooLargeError",
     "ForbiddenError",
     "GraphDisabledError",
+    "GraphNotEnabledForKbError",
     "GraphStoreError",
     "GraphragError",
     "InvalidInputError",
@@ -76,6 +78,12 @@ class ConflictError(GraphragError):
 
 class DuplicateDocumentError(ConflictError):
     code = "duplicate_document"
+
+
+class GraphNotEnabledForKbError(ConflictError):
+    """The graph is on globally, but this knowledge base does not build one."""
+
+    code = "kb_graph_disabled"
 
 
 class InvalidInputError(GraphragError):

@@ -27,6 +27,7 @@ __all__ = [
     "DatabaseSettings",
     "EmbeddingSettings",
     "ExtractionSettings",
+    "GraphSearchSettings",
     "IngestSettings",
     "LlmSettings",
     "Neo4jSettings",
@@ -166,12 +167,19 @@ class CelerySettings(_Section):
 
 
 class SearchSettings(_Section):
-    vector_threshold: float
-    keyword_threshold: float
-    rrf_k: int
-    vector_weight: float
-    keyword_weight: float
-    top_k: int
+    """Hybrid retrieval: thresholds, fusion weights, request caps and HNSW tuning."""
+
+    vector_threshold: float = Field(ge=-1.0, le=1.0)
+    keyword_threshold: float = Field(ge=0.0, le=1.0)
+    rrf_k: int = Field(ge=0)
+    vector_weight: float = Field(ge=0.0)
+    keyword_weight: float = Field(ge=0.0)
+    top_k: int = Field(gt=0)
+    max_top_k: int = Field(gt=0)
+    max_query_chars: int = Field(gt=0)
+    max_knowledge_ids: int = Field(gt=0)
+    hnsw_ef_search: int = Field(gt=0)
+    hnsw_iterative_scan: Literal["off", "relaxed_order", "strict_order"]
 
 
 class ExtractionSettings(_Section):
@@ -186,6 +194,24 @@ class ExtractionSettings(_Section):
     max_example_text_chars: int = Field(ge=0)
     max_custom_instructions_chars: int = Field(ge=0)
     prompt_templates_dir: Path
+
+
+class GraphSearchSettings(_Section):
+    """The public graph-search API: input bounds, result caps and the cuts of long fields."""
+
+    max_entity_chars: int = Field(gt=0)
+    default_limit: int = Field(gt=0)
+    max_limit: int = Field(gt=0)
+    candidate_cap: int = Field(gt=0)
+    max_relations: int = Field(gt=0)
+    max_relation_types: int = Field(gt=0)
+    max_knowledge_ids: int = Field(gt=0)
+    max_name_chars: int = Field(gt=0)
+    max_attributes: int = Field(ge=0)
+    max_attribute_chars: int = Field(gt=0)
+    max_chunks_per_item: int = Field(gt=0)
+    max_sources: int = Field(ge=0)
+    excerpt_chars: int = Field(gt=0)
 
 
 class CliSettings(_Section):
@@ -221,6 +247,7 @@ class Settings(BaseSettings):
     search: SearchSettings
     cli: CliSettings
     extraction: ExtractionSettings
+    graph_search: GraphSearchSettings
 
     @classmethod
     def settings_customise_sources(

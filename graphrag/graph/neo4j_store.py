@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
-from neo4j import Driver, ManagedTransaction
+from neo4j import READ_ACCESS, Driver, ManagedTransaction, unit_of_work
 from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 
 from graphrag.errors import GraphStoreError
-from graphrag.extraction.models import GraphData
+from graphrag.extraction.models import GraphData, normalize_space
 from graphrag.graph import cypher
 from graphrag.graph.labels import ENTITY_KEY_LABEL, entity_label
+from graphrag.graph.search_models import (
+    EntityMatches,
+    GraphEntity,
+    GraphLink,
+    GraphSearchResult,
+    RelationMatches,
+)
 from graphrag.graph.store import GraphCounts
 from graphrag.settings import Neo4jSettings
 
@@ -125,9 +133,150 @@ class Neo4jGraphStore:
         """Every node of the base, with its relations, in batches."""
         return self._delete_label(entity_label(kb_id))
 
+    def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows of one query run in a read transaction, bounded by the transaction timeout."""
+
+        @unit_of_work(timeout=self.settings.transaction_timeout_s)
+        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
+            return [record.data() for record in tx.run(query, params)]
+
+        try:
+            with self.driver.session(
+                database=self.settings.database, default_access_mode=READ_ACCESS
+            ) as session:
+                return session.execute_read(work)
+        except _UNREACHABLE as exc:
+            raise GraphStoreError(f"graph read failed: {exc}") from exc
+
+    def search_nodes(
+        self,
+        kb_id: uuid.UUID,
+        texts: Sequence[str],
+        knowledge_ids: Sequence[uuid.UUID] | None = None,
+    ) -> GraphSearchResult:
+        """SearchNode: related entities whose name contains one of `texts`, and their neighbours.
+
+        Seeds are capped at `search_max_seeds` and (seed, relation) rows at `search_max_rows`,
+        best-ranked seeds first; a cap that bites is logged and flagged in the result.
+        `knowledge_ids` restricts the seeds to those documents.
+        """
+        queries = list(dict.fromkeys(q for q in map(normalize_space, texts) if q))
+        if not queries or (knowledge_ids is not None and not knowledge_ids):
+            return GraphSearchResult()
+        max_seeds, max_rows = self.settings.search_max_seeds, self.settings.search_max_rows
+        rows = self._read(
+            cypher.SEARCH_NODE.format(label=entity_label(kb_id)),
+            {
+                "texts": queries,
+                "kgs": _kg_list(knowledge_ids),
+                "max_seeds": max_seeds,
+                "seed_probe": max_seeds + 1,
+                "row_probe": max_rows + 1,
+            },
+        )
+        result = _search_result(rows, max_rows)
+        if result.truncated:
+            log.warning(
+                "graph search capped in kb %s (seeds over %d: %s, rows over %d: %s)",
+                kb_id,
+                max_seeds,
+                result.seeds_truncated,
+                max_rows,
+                result.rows_truncated,
+            )
+        return result
+
+    def match_entities(
+        self,
+        kb_id: uuid.UUID,
+        entity: str,
+        knowledge_ids: Sequence[uuid.UUID] | None,
+        limit: int,
+    ) -> EntityMatches:
+        """Up to `limit` entities whose name contains `entity` (related or not), best first."""
+        rows = self._read(
+            cypher.MATCH_ENTITIES.format(label=entity_label(kb_id)),
+            {"entity": entity, "kgs": _kg_list(knowledge_ids), "probe": limit + 1},
+        )
+        entities = [_entity(row["entity"]) for row in rows]
+        return EntityMatches(entities=entities[:limit], truncated=len(entities) > limit)
+
+    def entity_relations(
+        self,
+        kb_id: uuid.UUID,
+        entity_ids: Sequence[str],
+        relation_types: Sequence[str] | None,
+        limit: int,
+    ) -> RelationMatches:
+        """Up to `limit` relations touching `entity_ids` (optionally of `relation_types` only)."""
+        if not entity_ids:
+            return RelationMatches()
+        rows = self._read(
+            cypher.ENTITY_RELATIONS.format(label=entity_label(kb_id)),
+            {
+                "ids": list(entity_ids),
+                "types": None if relation_types is None else list(relation_types),
+                "probe": limit + 1,
+            },
+        )
+        endpoints: dict[str, GraphEntity] = {}
+        for row in rows[:limit]:
+            for end in (_entity(row["source"]), _entity(row["target"])):
+                endpoints.setdefault(end.id, end)
+        return RelationMatches(
+            relations=[_link(row["relation"]) for row in rows[:limit]],
+            endpoints=list(endpoints.values()),
+            truncated=len(rows) > limit,
+        )
+
 
 def _single(tx: ManagedTransaction, query: str, rows: list[dict[str, Any]], key: str) -> int:
     if not rows:
         return 0
     record = tx.run(query, rows=rows).single(strict=True)
     return int(record[key])
+
+
+def _kg_list(knowledge_ids: Sequence[uuid.UUID] | None) -> list[str] | None:
+    return None if knowledge_ids is None else [str(k) for k in knowledge_ids]
+
+
+def _entity(row: dict[str, Any]) -> GraphEntity:
+    return GraphEntity(
+        id=str(row["id"]),
+        name=str(row["name"]),
+        kg=str(row.get("kg") or ""),
+        attributes=[str(a) for a in row.get("attributes") or []],
+        chunks=[str(c) for c in row.get("chunks") or []],
+    )
+
+
+def _link(row: dict[str, Any]) -> GraphLink:
+    return GraphLink(
+        id=str(row["id"]),
+        source=str(row["source"]),
+        target=str(row["target"]),
+        type=str(row["type"]),
+        chunks=[str(c) for c in row.get("chunks") or []],
+    )
+
+
+def _search_result(rows: list[dict[str, Any]], max_rows: int) -> GraphSearchResult:
+    """Rows in seed order made into nodes (seeds first, best first), relations and flags."""
+    kept = rows[:max_rows]
+    seeds: dict[str, GraphEntity] = {}
+    neighbours: dict[str, GraphEntity] = {}
+    relations: dict[str, GraphLink] = {}
+    for row in kept:
+        seed, neighbour = _entity(row["seed"]), _entity(row["neighbour"])
+        seeds.setdefault(seed.id, seed)
+        neighbours.setdefault(neighbour.id, neighbour)
+        relations.setdefault(str(row["relation"]["id"]), _link(row["relation"]))
+    others = [node for node_id, node in neighbours.items() if node_id not in seeds]
+    return GraphSearchResult(
+        nodes=[*seeds.values(), *others],
+        relations=list(relations.values()),
+        seed_ids=list(seeds),
+        seeds_truncated=bool(kept and kept[0]["seeds_truncated"]),
+        rows_truncated=len(rows) > max_rows,
+    )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 from graphrag.extraction.models import GraphData
+from graphrag.graph.search_models import EntityMatches, GraphSearchResult, RelationMatches
 
 __all__ = ["DisabledGraphStore", "GraphCounts", "GraphStore"]
 
@@ -34,6 +36,35 @@ class GraphStore(Protocol):
     def delete_document(self, kb_id: uuid.UUID, knowledge_id: uuid.UUID) -> int: ...
 
     def delete_knowledge_base(self, kb_id: uuid.UUID) -> int: ...
+
+    def search_nodes(
+        self,
+        kb_id: uuid.UUID,
+        texts: Sequence[str],
+        knowledge_ids: Sequence[uuid.UUID] | None = None,
+    ) -> GraphSearchResult:
+        """SearchNode: related entities named like `texts`, their neighbours and relations."""
+        ...
+
+    def match_entities(
+        self,
+        kb_id: uuid.UUID,
+        entity: str,
+        knowledge_ids: Sequence[uuid.UUID] | None,
+        limit: int,
+    ) -> EntityMatches:
+        """Entities whose name contains `entity`, related or not, best first."""
+        ...
+
+    def entity_relations(
+        self,
+        kb_id: uuid.UUID,
+        entity_ids: Sequence[str],
+        relation_types: Sequence[str] | None,
+        limit: int,
+    ) -> RelationMatches:
+        """Relations touching the given entities, with their endpoints."""
+        ...
 
 
 class DisabledGraphStore:
@@ -69,3 +100,32 @@ class DisabledGraphStore:
     def delete_knowledge_base(self, kb_id: uuid.UUID) -> int:
         self._note()
         return 0
+
+    def search_nodes(
+        self,
+        kb_id: uuid.UUID,
+        texts: Sequence[str],
+        knowledge_ids: Sequence[uuid.UUID] | None = None,
+    ) -> GraphSearchResult:
+        self._note()
+        return GraphSearchResult()
+
+    def match_entities(
+        self,
+        kb_id: uuid.UUID,
+        entity: str,
+        knowledge_ids: Sequence[uuid.UUID] | None,
+        limit: int,
+    ) -> EntityMatches:
+        self._note()
+        return EntityMatches()
+
+    def entity_relations(
+        self,
+        kb_id: uuid.UUID,
+        entity_ids: Sequence[str],
+        relation_types: Sequence[str] | None,
+        limit: int,
+    ) -> RelationMatches:
+        self._note()
+        return RelationMatches()

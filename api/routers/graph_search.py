@@ -1,0 +1,62 @@
+"""Read a knowledge base's graph as JSON: entities, relations and their source chunks."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body
+
+from api.deps import GraphStoreDep, SessionDep, SettingsDep, TenantDep
+from graphrag.graph.graph_search import search_graph
+from graphrag.graph.search_models import GraphSearchRequest, GraphSearchResponse
+
+router = APIRouter(prefix="/api/v1/knowledge-bases", tags=["graph search"])
+
+
+def _error(description: str, code: str) -> dict[str, Any]:
+    example = {"error": {"code": code, "message": description, "details": {}}}
+    return {"description": description, "content": {"application/json": {"example": example}}}
+
+
+_EXAMPLES = {
+    "by_name": {
+        "summary": "Entities whose name contains a text",
+        "value": {"entity": "Curie"},
+    },
+    "filtered": {
+        "summary": "Only some relation types, in two documents, at most 10 entities",
+        "value": {
+            "entity": "Curie",
+            "relation_types": ["works_at", "born_in"],
+            "knowledge_ids": ["7f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"],
+            "limit": 10,
+        },
+    },
+}
+
+
+@router.post(
+    "/{kb_id}/graph-search",
+    responses={
+        404: _error("knowledge base not found", "not_found"),
+        409: _error("this knowledge base does not build a knowledge graph", "kb_graph_disabled"),
+        422: _error("the request is not valid", "invalid_input"),
+        503: _error("the knowledge graph is not enabled on this server", "graph_disabled"),
+    },
+)
+def graph_search(
+    kb_id: uuid.UUID,
+    body: Annotated[GraphSearchRequest, Body(openapi_examples=_EXAMPLES)],
+    session: SessionDep,
+    settings: SettingsDep,
+    graph: GraphStoreDep,
+    tenant: TenantDep,
+) -> GraphSearchResponse:
+    """Entities whose name contains `entity` (case-sensitive), with or without relations.
+
+    Read-only and bounded: no model call, no Cypher from the caller. Each entity and relation is
+    returned only if at least one of its source chunks still exists, is enabled and belongs to
+    the current version of a live document; the `truncated` markers say which caps bit.
+    """
+    return search_graph(session, settings, graph, tenant, kb_id, body)

@@ -1,0 +1,72 @@
+"""Chunks matching the query's words, through PostgreSQL full-text search and the GIN index.
+
+Query parsing: `websearch_to_tsquery` reads what people type into search boxes (bare words are
+ANDed, `"quoted phrase"`, `or`, `-excluded`) and, unlike `to_tsquery`, never raises on stray
+quotes, operators or punctuation; input without any word gives an empty query that matches
+nothing. The query is a bound parameter, never part of the SQL text.
+
+Score: `ts_rank_cd` (cover density: how many times the query's terms occur, and how close
+together) with normalisation flag 32, which maps a rank r >= 0 to r / (r + 1) in [0, 1).
+Chunk lexemes carry no A-D labels, so they all count as class D, whose default weight is 0.1;
+with that weight one tight occurrence of the query would score 0.09, under any useful
+threshold. Unit weights make the scale readable: one occurrence of the whole query with its
+terms adjacent scores 0.5, repeated occurrences approach 1, terms scattered apart score less.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import ColumnElement, Float, cast, func, literal, select
+from sqlalchemy.dialects.postgresql import ARRAY, REAL, REGCONFIG
+from sqlalchemy.orm import Session
+
+from graphrag.db.models import TEXT_SEARCH_CONFIG, Chunk
+from graphrag.search.chunk_select import SCORE, scored_chunk, visible_chunks
+from graphrag.search.models import ScoredChunk
+
+__all__ = ["keyword_search"]
+
+# The weights of lexeme classes {D, C, B, A}, as ts_rank_cd takes them; see the module docstring.
+UNIT_CLASS_WEIGHTS = [1.0, 1.0, 1.0, 1.0]
+# ts_rank_cd normalisation flag: divide the rank by itself + 1.
+RANK_OVER_RANK_PLUS_ONE = 32
+
+
+def _tsquery(query: str) -> ColumnElement[object]:
+    # The chunks' `tsv` column is generated with the same configuration (a schema constant):
+    # a different one here would stem or split words differently and silently miss matches.
+    return func.websearch_to_tsquery(cast(literal(TEXT_SEARCH_CONFIG), REGCONFIG), query)
+
+
+def keyword_search(
+    session: Session,
+    query: str,
+    kb_ids: Sequence[uuid.UUID],
+    knowledge_ids: Sequence[uuid.UUID] | None,
+    *,
+    threshold: float,
+    limit: int,
+) -> list[ScoredChunk]:
+    """At most `limit` visible chunks matching `query` with a normalised rank >= `threshold`.
+
+    Best first; equal ranks are ordered by chunk id so that results are reproducible.
+    """
+    if not kb_ids:
+        return []
+    tsquery = _tsquery(query)
+    weights = cast(literal(UNIT_CLASS_WEIGHTS, ARRAY(Float)), ARRAY(REAL))
+    rank = func.ts_rank_cd(weights, Chunk.tsv, tsquery, RANK_OVER_RANK_PLUS_ONE, type_=Float)
+    matches = (
+        visible_chunks(rank, kb_ids, knowledge_ids)
+        .where(Chunk.tsv.op("@@")(tsquery))
+        .subquery("matches")
+    )
+    rows = session.execute(
+        select(matches)
+        .where(matches.c[SCORE] >= threshold)
+        .order_by(matches.c[SCORE].desc(), matches.c.chunk_id)
+        .limit(limit)
+    ).mappings()
+    return [scored_chunk(row, float(row[SCORE])) for row in rows]

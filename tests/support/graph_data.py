@@ -1,0 +1,85 @@
+"""Graph test data written through the real store, and the document rows its chunks point at."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+
+from neo4j import Driver
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus
+from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
+from graphrag.extraction.models import GraphData, GraphNode, GraphRelation
+from graphrag.graph.labels import entity_label
+from graphrag.graph.neo4j_store import Neo4jGraphStore
+
+__all__ = ["add_document", "drop_kb_graph", "graph"]
+
+
+def graph(
+    nodes: Sequence[str | tuple[str, list[str]]] = (),
+    relations: Sequence[tuple[str, str, str]] = (),
+) -> GraphData:
+    """A chunk's graph: nodes by name (or (name, attributes)), relations as (from, type, to)."""
+    built = [
+        GraphNode(name=n) if isinstance(n, str) else GraphNode(name=n[0], attributes=n[1])
+        for n in nodes
+    ]
+    links = [GraphRelation(node1=a, type=t, node2=b) for a, t, b in relations]
+    return GraphData(nodes=built, relations=links)
+
+
+def add_document(
+    sessions: sessionmaker[Session], kb_id: uuid.UUID, contents: Sequence[str]
+) -> tuple[uuid.UUID, list[uuid.UUID]]:
+    """A completed text document of the base with one enabled chunk per text (pages 1, 2, ...)."""
+    doc_id = uuid.uuid4()
+    chunk_ids = [uuid.uuid4() for _ in contents]
+    body = "\n\n".join(contents)
+    with sessions() as session:
+        kb = session.get(KnowledgeBase, kb_id)
+        assert kb is not None, kb_id
+        session.add(
+            Knowledge(
+                id=doc_id,
+                kb_id=kb_id,
+                tenant_id=kb.tenant_id,
+                source=KnowledgeSource.TEXT,
+                file_name=f"doc-{doc_id.hex[:8]}.txt",
+                file_type="txt",
+                file_size=len(body),
+                sha256=hashlib.sha256(doc_id.bytes).hexdigest(),
+                parse_status=ParseStatus.COMPLETED,
+                attempt=1,
+                chunk_count=len(contents),
+            )
+        )
+        session.flush()
+        session.add_all(
+            Chunk(
+                id=chunk_id,
+                kb_id=kb_id,
+                knowledge_id=doc_id,
+                attempt=1,
+                seq=seq,
+                chunk_type="text",
+                content=text,
+                page=seq + 1,
+                enabled=True,
+                graph_status=GraphStatus.DONE,
+            )
+            for seq, (chunk_id, text) in enumerate(zip(chunk_ids, contents, strict=True))
+        )
+        session.commit()
+    return doc_id, chunk_ids
+
+
+def drop_kb_graph(store: Neo4jGraphStore, driver: Driver, kb_id: uuid.UUID) -> None:
+    """Delete a test base's nodes and its name index; fail if a node of it is left."""
+    store.delete_knowledge_base(kb_id)
+    label = entity_label(kb_id)
+    driver.execute_query(f"DROP INDEX name_{label} IF EXISTS")
+    records, _, _ = driver.execute_query(f"MATCH (n:{label}) RETURN count(n) AS left")
+    assert records[0]["left"] == 0, kb_id

@@ -1,0 +1,97 @@
+"""The graph search queries: read-only, values as parameters, the label the only splice."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from graphrag.graph import cypher
+from graphrag.graph.labels import entity_label
+
+pytestmark = pytest.mark.unit
+
+KB = "0b6c1c52-8f3e-4c3a-9d1e-2f4a5b6c7d8e"
+LABEL = entity_label(KB)
+SEARCH_QUERIES = {
+    "SEARCH_NODE": cypher.SEARCH_NODE,
+    "MATCH_ENTITIES": cypher.MATCH_ENTITIES,
+    "ENTITY_RELATIONS": cypher.ENTITY_RELATIONS,
+}
+PARAMETERS = {
+    "SEARCH_NODE": {"texts", "kgs", "seed_probe", "max_seeds", "row_probe"},
+    "MATCH_ENTITIES": {"entity", "kgs", "probe"},
+    "ENTITY_RELATIONS": {"ids", "types", "probe"},
+}
+WRITES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|REMOVE|DETACH|LOAD|FOREACH|CALL)\b", re.I)
+
+
+def _spliced(name: str) -> str:
+    return SEARCH_QUERIES[name].format(label=LABEL)
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_QUERIES))
+def test_only_the_label_is_spliced(name: str) -> None:
+    query = _spliced(name)
+    assert "{label}" not in query and LABEL in query
+    # After the splice only the label differs from the template: no other placeholder, no value.
+    assert query.replace(LABEL, "{label}") == SEARCH_QUERIES[name].replace("{{", "{").replace(
+        "}}", "}"
+    )
+    assert "'" not in query and '"' not in query
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_QUERIES))
+def test_values_are_the_expected_parameters(name: str) -> None:
+    assert set(re.findall(r"\$(\w+)", _spliced(name))) == PARAMETERS[name]
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_QUERIES))
+def test_queries_only_read(name: str) -> None:
+    assert WRITES.findall(_spliced(name)) == []
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_QUERIES))
+def test_every_node_is_of_the_base(name: str) -> None:
+    query = _spliced(name)
+    patterns = re.findall(r"\((\w*)(:?[\w]*)\)", query)
+    node_patterns = [p for p in patterns if p[1]]
+    assert node_patterns and all(label == f":{LABEL}" for _, label in node_patterns)
+
+
+def test_search_node_seeds_are_related_and_ranked() -> None:
+    query = _spliced("SEARCH_NODE")
+    assert "any(t IN $texts WHERE n.name CONTAINS t)" in query
+    assert f"EXISTS {{ MATCH (n)-[]-(:{LABEL}) }}" in query
+    assert (
+        "ORDER BY CASE WHEN n.name IN $texts THEN 0 ELSE 1 END, size(n.name), n.name, elementId(n)"
+        in query
+    )
+    assert "LIMIT $seed_probe" in query
+    assert "found[..$max_seeds]" in query
+    assert "size(found) > $max_seeds AS seeds_truncated" in query
+
+
+def test_search_node_rows_in_seed_order_and_capped() -> None:
+    query = _spliced("SEARCH_NODE")
+    assert "ORDER BY rank, relation.type, neighbour.name, relation.id\nLIMIT $row_probe" in query
+    assert "($kgs IS NULL OR n.kg IN $kgs)" in query
+    # Nodes are identified by element id, never merged by name.
+    assert "id: elementId(s)" in query and "id: elementId(m)" in query
+    assert "source: elementId(startNode(r)), target: elementId(endNode(r))" in query
+
+
+def test_match_entities_keeps_unrelated_entities() -> None:
+    query = _spliced("MATCH_ENTITIES")
+    assert "n.name CONTAINS $entity" in query
+    assert "EXISTS" not in query and "-[" not in query
+    assert "CASE WHEN n.name = $entity THEN 0 ELSE 1 END, size(n.name), n.name" in query
+    assert query.rstrip().endswith("LIMIT $probe")
+
+
+def test_entity_relations_filter_and_order() -> None:
+    query = _spliced("ENTITY_RELATIONS")
+    assert "WHERE elementId(n) = $ids[rank]" in query
+    assert "WHERE $types IS NULL OR type(r) IN $types" in query
+    assert "WITH r, min(rank) AS first_rank" in query  # a relation between two matches once
+    assert "ORDER BY first_rank, relation.type, relation.id\nLIMIT $probe" in query
