@@ -11,12 +11,13 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from api.errors import install_error_handlers
-from api.routers import documents, graph_search, knowledge_bases, search, system
+from api.routers import chat, documents, graph_search, knowledge_bases, search, system
 from api.state import AppState
 from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.ingest.storage import FileStorage
+from graphrag.llm.client import LlmClient
 from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
 from graphrag.settings import Settings, get_settings
 from workers.celery_app import create_celery
@@ -43,6 +44,7 @@ def _open_state(settings: Settings) -> AppState:
         storage=FileStorage(settings.resolve(settings.storage_dir)),
         queue=CeleryTaskQueue(create_celery(settings)),
         embedder=build_embedder(settings.embedding),
+        llm=LlmClient(settings.llm),
     )
 
 
@@ -78,6 +80,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(system.router)
     app.include_router(knowledge_bases.router)
     app.include_router(documents.router)
+    app.include_router(chat.router)
     app.include_router(graph_search.router)
     app.include_router(search.router)
     return app

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.storage import FileStorage
+from graphrag.llm.client import LlmClient
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
 from graphrag.task_queue import TaskQueue
@@ -29,3 +30,4 @@ class AppState:
     storage: FileStorage
     queue: TaskQueue
     embedder: Embedder
+    llm: LlmClient  # interactive calls (chat, previews): no background slot

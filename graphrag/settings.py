@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -22,7 +22,9 @@ from pydantic_settings import (
 
 __all__ = [
     "ApiSettings",
+    "AuthSettings",
     "CelerySettings",
+    "ChatSettings",
     "CliSettings",
     "DatabaseSettings",
     "EmbeddingSettings",
@@ -31,6 +33,7 @@ __all__ = [
     "IngestSettings",
     "LlmSettings",
     "Neo4jSettings",
+    "PreviewSettings",
     "RedisSettings",
     "SearchSettings",
     "Settings",
@@ -214,6 +217,36 @@ class GraphSearchSettings(_Section):
     excerpt_chars: int = Field(gt=0)
 
 
+class ChatSettings(_Section):
+    """The chat path: history, retrieval sizes and the prompt budget."""
+
+    history_turns: int
+    top_k: int
+    graph_max_chunks: int
+    max_query_chars: int
+    max_kbs: int
+    context_max_chars: int
+    answer_max_tokens: int
+    reference_excerpt_chars: int
+
+
+class AuthSettings(_Section):
+    """API keys: whether they are required, and how they are made and hashed."""
+
+    required: bool
+    pepper: SecretStr = Field(description="HMAC key of stored key hashes; required in production")
+    key_secret_bytes: int = Field(ge=16)
+    key_prefix_bytes: int = Field(ge=2, le=16)
+    max_key_chars: int = Field(gt=0)
+
+
+class PreviewSettings(_Section):
+    """The admin extraction previews (`/api/v1/initialization/extract/...`)."""
+
+    max_text_chars: int = Field(gt=0)
+    max_suggested_tags: int = Field(gt=0)
+
+
 class CliSettings(_Section):
     poll_interval_s: float
     wait_timeout_s: float
@@ -246,8 +279,11 @@ class Settings(BaseSettings):
     celery: CelerySettings
     search: SearchSettings
     cli: CliSettings
+    chat: ChatSettings
     extraction: ExtractionSettings
     graph_search: GraphSearchSettings
+    auth: AuthSettings
+    previews: PreviewSettings
 
     @classmethod
     def settings_customise_sources(
@@ -260,6 +296,16 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         yaml_path = Path(os.environ.get(CONFIG_ENV, project_root() / "config" / "settings.yaml"))
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_path))
+
+    @model_validator(mode="after")
+    def _secure_in_production(self) -> Settings:
+        # Like default passwords, an open API or an unkeyed hash is only fine on a dev machine.
+        if self.environment == "production":
+            if not self.auth.required:
+                raise ValueError("auth.required must be true in production")
+            if not self.auth.pepper.get_secret_value():
+                raise ValueError("auth.pepper (AUTH_PEPPER) must be set in production")
+        return self
 
     def resolve(self, path: Path) -> Path:
         """An absolute path for a setting that may be relative to the project root."""

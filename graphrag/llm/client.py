@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import openai
-from openai import OpenAI
+from openai import OpenAI, Stream
+from openai.types.chat import ChatCompletionChunk
 
 from graphrag.errors import LlmUnavailableError
 from graphrag.llm.concurrency import LeaseSemaphore
@@ -70,6 +72,25 @@ class LlmClient:
             else:
                 first_user["content"] = f"{system}\n\n{first_user['content']}"
         return wire
+
+    def stream(
+        self, messages: list[ChatMessage], max_tokens: int | None = None
+    ) -> Iterator[str]:
+        """Text deltas of a streamed completion (interactive: no background slot is taken)."""
+        try:
+            chunks = self._client.chat.completions.create(
+                model=self.settings.model,
+                messages=self._wire(messages),  # type: ignore[arg-type]  # plain role dicts
+                temperature=self.settings.temperature,
+                max_tokens=max_tokens or self.settings.max_tokens,
+                stream=True,
+                extra_body={"chat_template_kwargs": {"enable_thinking": False}},
+            )
+            for chunk in cast("Stream[ChatCompletionChunk]", chunks):
+                if chunk.choices and chunk.choices[0].delta.content:
+                    yield chunk.choices[0].delta.content
+        except _TRANSIENT as exc:
+            raise LlmUnavailableError(f"LLM call failed: {exc}", model=self.settings.model) from exc
 
     def complete(
         self, messages: list[ChatMessage], response_format: dict[str, Any] | None = None
