@@ -12,9 +12,11 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from graphrag.cli_keys import keys_app
 from graphrag.settings import get_settings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Local-first GraphRAG backend.")
+app.add_typer(keys_app, name="keys")
 console = Console()
 
 
@@ -79,6 +81,45 @@ def ingest(
 
     states = run_ingest(open_run(get_settings()), console, paths, kb, graph)
     if any(s.status.value != "completed" for s in states):
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="the question"),
+    kb: str = typer.Option(..., "--kb", help="knowledge base name"),
+) -> None:
+    """Ask a question over a knowledge base; the answer streams, then its references."""
+    from graphrag.cli_chat import ask as ask_question
+
+    if not ask_question(get_settings(), console, kb, question):
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def demo(
+    path: Path = typer.Argument(Path("deploy/local/samples"), exists=True, help="documents"),
+) -> None:
+    """The main job end to end: ingest the samples with their graph, then ask a question."""
+    from graphrag.cli_chat import ask as ask_question
+    from graphrag.cli_ingest import open_run, run_ingest
+
+    settings = get_settings()
+    cli = settings.cli
+    graph = settings.neo4j.enable
+    console.rule("1. ingest" + (" and build the knowledge graph" if graph else ""))
+    states = run_ingest(open_run(settings), console, [path], cli.demo_kb_name, graph)
+    console.rule("2. ask")
+    answered = ask_question(settings, console, cli.demo_kb_name, cli.demo_question)
+    console.rule("3. where to look next")
+    console.print(
+        f"- the API: graphrag serve, then http://{settings.api.host}:{settings.api.port}/docs\n"
+        f'- more questions: graphrag ask --kb {cli.demo_kb_name} "..."\n'
+        f"- your own files: graphrag ingest PATH --kb NAME --graph\n"
+        "- the worker's log: data/logs/demo-worker.log; stored files: data/files\n"
+        f"- the graph in Neo4j at {settings.neo4j.uri} (labels ENTITY<kb id>, ENTITY<document id>)"
+    )
+    if not answered or any(s.status.value != "completed" for s in states):
         raise typer.Exit(code=1)
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "MERGE_NODES",
     "MERGE_RELATIONS",
     "SEARCH_NODE",
+    "drop_name_index_ddl",
     "name_index_ddl",
 ]
 
@@ -124,3 +125,8 @@ LIMIT $probe
 def name_index_ddl(label: str) -> str:
     """The name index of one namespace label (DDL takes no parameters, hence the splice)."""
     return f"CREATE INDEX name_{label} IF NOT EXISTS FOR (n:{label}) ON (n.name)"
+
+
+def drop_name_index_ddl(label: str) -> str:
+    """Drop the name index of a namespace label that is gone."""
+    return f"DROP INDEX name_{label} IF EXISTS"

@@ -130,8 +130,13 @@ class Neo4jGraphStore:
         return self._delete_label(entity_label(knowledge_id))
 
     def delete_knowledge_base(self, kb_id: uuid.UUID) -> int:
-        """Every node of the base, with its relations, in batches."""
-        return self._delete_label(entity_label(kb_id))
+        """Every node of the base, with its relations, in batches, then the base's name index."""
+        label = entity_label(kb_id)
+        removed = self._delete_label(label)
+        self.driver.execute_query(
+            cypher.drop_name_index_ddl(label), database_=self.settings.database
+        )
+        return removed
 
     def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         """The rows of one query run in a read transaction, bounded by the transaction timeout."""

@@ -27,6 +27,8 @@ class GraphStore(Protocol):
 
     def ensure_kb_indexes(self, kb_id: uuid.UUID) -> None: ...
 
+    def close(self) -> None: ...
+
     def write_chunk_graph(
         self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, chunk_id: uuid.UUID, graph: GraphData
     ) -> GraphCounts: ...
@@ -82,6 +84,9 @@ class DisabledGraphStore:
 
     def ensure_kb_indexes(self, kb_id: uuid.UUID) -> None:
         self._note()
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def write_chunk_graph(
         self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, chunk_id: uuid.UUID, graph: GraphData

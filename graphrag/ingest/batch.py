@@ -25,7 +25,14 @@ from graphrag.settings import Settings
 from graphrag.task_queue import TaskQueue
 from graphrag.tenancy import ensure_tenant
 
-__all__ = ["DocumentState", "Submitted", "ensure_kb_by_name", "poll_states", "submit_files"]
+__all__ = [
+    "DocumentState",
+    "Submitted",
+    "ensure_kb_by_name",
+    "find_kb_by_name",
+    "poll_states",
+    "submit_files",
+]
 
 
 class Submitted(BaseModel):
@@ -50,6 +57,17 @@ class DocumentState(BaseModel):
         return self.status not in ParseStatus.working()
 
 
+def find_kb_by_name(session: Session, tenant: uuid.UUID, name: str) -> uuid.UUID | None:
+    """The id of the tenant's live base called `name`, if there is one."""
+    return session.execute(
+        select(KnowledgeBase.id).where(
+            KnowledgeBase.tenant_id == tenant,
+            KnowledgeBase.name == name,
+            KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE,
+        )
+    ).scalar_one_or_none()
+
+
 def ensure_kb_by_name(
     sessions: sessionmaker[Session],
     settings: Settings,
@@ -62,13 +80,7 @@ def ensure_kb_by_name(
     """The id of the default tenant's live base called `name`, created if missing."""
     with session_scope(sessions) as session:
         tenant = ensure_tenant(session, settings.api.default_tenant)
-        found = session.execute(
-            select(KnowledgeBase.id).where(
-                KnowledgeBase.tenant_id == tenant,
-                KnowledgeBase.name == name,
-                KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE,
-            )
-        ).scalar_one_or_none()
+        found = find_kb_by_name(session, tenant, name)
         if found is not None:
             return found
         create = KnowledgeBaseCreate(

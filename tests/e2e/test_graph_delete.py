@@ -9,6 +9,7 @@ import httpx
 import pytest
 from neo4j import Driver
 
+from graphrag.graph.labels import entity_label
 from tests.e2e.test_graph_build import document_text, graph_kb, script_extractions
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.api_helpers import all_chunks, upload, wait_terminal
@@ -100,8 +101,16 @@ def test_kb_delete_removes_the_whole_graph(
 ) -> None:
     script_extractions(fresh_scripted_llm)
     kb = graph_kb(http)
+    index = f"name_{entity_label(kb['id'])}"
     docs = [_ingest(http, kb, f"{i}.md") for i in range(2)]
+    assert _count(neo4j_driver, "SHOW INDEXES YIELD name WHERE name = $n RETURN count(*)", n=index)
     assert http.delete(f"/api/v1/knowledge-bases/{kb['id']}").status_code == 202
     _wait_until(lambda: not graph_nodes(neo4j_driver, kb["id"]))
     for doc in docs:
         assert _nodes_of_document(neo4j_driver, doc["id"]) == 0
+    _wait_until(
+        lambda: (
+            _count(neo4j_driver, "SHOW INDEXES YIELD name WHERE name = $n RETURN count(*)", n=index)
+            == 0
+        )
+    )

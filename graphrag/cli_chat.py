@@ -1,0 +1,62 @@
+"""`graphrag ask` and the end of `graphrag demo`: a question over a knowledge base, streamed."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from graphrag.chat.schemas import ChatEventType, ChatRequest, SessionCreate
+from graphrag.chat.service import run_chat, start_turn
+from graphrag.chat.sessions import create_session
+from graphrag.chat.turn import ChatServices
+from graphrag.db.engine import make_engine, make_session_factory, session_scope
+from graphrag.errors import NotFoundError
+from graphrag.graph.factory import build_graph_store
+from graphrag.ingest.batch import find_kb_by_name
+from graphrag.llm.client import LlmClient
+from graphrag.search.embeddings import build_embedder
+from graphrag.settings import Settings
+from graphrag.tenancy import ensure_tenant
+
+__all__ = ["ask"]
+
+CLI_OWNER = "cli"
+
+
+def _services(settings: Settings) -> ChatServices:
+    return ChatServices(
+        settings=settings,
+        sessions=make_session_factory(make_engine(settings)),
+        embedder=build_embedder(settings.embedding),
+        llm=LlmClient(settings.llm),
+        graph=build_graph_store(settings),
+    )
+
+
+def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bool:
+    """Print the answer as it streams, then its references; False if it did not complete."""
+    services = _services(settings)
+    with session_scope(services.sessions) as session:
+        tenant = ensure_tenant(session, settings.api.default_tenant)
+        kb_id = find_kb_by_name(session, tenant, kb_name)
+        if kb_id is None:
+            raise NotFoundError(f"no knowledge base named {kb_name!r}")
+        chat = create_session(session, tenant, SessionCreate(kb_ids=[kb_id], owner=CLI_OWNER))
+    turn = start_turn(services, tenant, chat.id, ChatRequest(query=question))
+    console.print(f"[bold]Q:[/] {question}\n[bold]A:[/] ", end="")
+    for event in run_chat(services, turn):
+        if event.type is ChatEventType.DELTA:
+            console.print(event.data["content"], end="", highlight=False, markup=False)
+        elif event.type is ChatEventType.ERROR:
+            console.print(f"\n[red]{event.data['message']}[/]")
+    console.print()
+    table = Table("#", "document", "page", "match", "excerpt", title="references")
+    for ref in turn.references:
+        table.add_row(
+            str(ref.n), ref.file_name, str(ref.page or ""), ref.match_type, ref.excerpt[:80]
+        )
+    console.print(table)
+    if turn.entities:
+        console.print(f"entities searched in the graph: {', '.join(turn.entities)}")
+    services.graph.close()
+    return turn.completed
