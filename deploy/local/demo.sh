@@ -12,6 +12,9 @@ export XDG_RUNTIME_DIR="$PWD/data/run"
 .venv/bin/python deploy/local/services.py start --neo4j --llama
 set -a; source data/services.env; set +a
 export NEO4J_ENABLE=true
+# The demo's model is a 270M one: bound its answers so a reply that loops stops in seconds.
+# Real deployments keep the settings' 8192 so that long extractions are never cut short.
+export LLM_MAX_TOKENS="${LLM_MAX_TOKENS:-768}"
 
 .venv/bin/graphrag migrate
 .venv/bin/graphrag worker --beat > data/logs/demo-worker.log 2>&1 &
