@@ -10,14 +10,27 @@ import redis
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
+from api.auth import assert_routes_guarded
 from api.errors import install_error_handlers
-from api.routers import chat, documents, graph_search, knowledge_bases, search, system
+from api.routers import (
+    admin_keys,
+    chat,
+    documents,
+    graph_search,
+    initialization,
+    knowledge_bases,
+    memory,
+    search,
+    system,
+)
 from api.state import AppState
 from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
+from graphrag.memory.graph_io import MemoryGraphIO
+from graphrag.memory.schema import ensure_memory_schema
 from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
 from graphrag.settings import Settings, get_settings
 from workers.celery_app import create_celery
@@ -34,6 +47,8 @@ def _open_state(settings: Settings) -> AppState:
     driver = connect_driver(settings.neo4j) if settings.neo4j.enable else None
     if driver is None:
         log.info("knowledge graph not enabled (NEO4J_ENABLE is not 'true')")
+    else:
+        ensure_memory_schema(MemoryGraphIO(driver, settings.neo4j), settings.embedding.dim)
     return AppState(
         settings=settings,
         engine=engine,
@@ -83,4 +98,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(chat.router)
     app.include_router(graph_search.router)
     app.include_router(search.router)
+    app.include_router(initialization.router)
+    app.include_router(admin_keys.router)
+    app.include_router(memory.router)
+    assert_routes_guarded(app)
     return app

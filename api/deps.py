@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import Depends, Query, Request
 from sqlalchemy.orm import Session
 
+from api.auth import get_tenant
 from api.state import AppState
 from graphrag.db.engine import session_scope
 from graphrag.graph.store import GraphStore
@@ -16,7 +17,6 @@ from graphrag.ingest.storage import FileStorage
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
 from graphrag.task_queue import TaskQueue
-from graphrag.tenancy import ensure_tenant
 
 __all__ = [
     "AppStateDep",
@@ -74,12 +74,8 @@ QueueDep = Annotated[TaskQueue, Depends(get_queue)]
 EmbedderDep = Annotated[Embedder, Depends(get_embedder)]
 
 
-def get_tenant(state: AppStateDep) -> uuid.UUID:
-    """The caller's tenant: the default one until API keys name theirs."""
-    with session_scope(state.sessions) as session:
-        return ensure_tenant(session, state.settings.api.default_tenant)
-
-
+# The tenant of the API key that called; GET/HEAD need `read`, other methods `write`
+# (read-only POST routes use `api.auth.ReaderTenantDep`).
 TenantDep = Annotated[uuid.UUID, Depends(get_tenant)]
 
 

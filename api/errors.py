@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphrag.errors import GraphragError
@@ -59,6 +60,14 @@ async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     return error_response(exc.status_code, code, str(exc.detail))
 
 
+async def _unstorable(_: Request, exc: Exception) -> JSONResponse:
+    # PostgreSQL refused a value the input carried (a NUL character, a number out of range):
+    # bad input, and nothing was written (the request's transaction is rolled back).
+    log.warning("value refused by the database: %s", getattr(exc, "orig", exc))
+    message = "the request holds a value that cannot be stored (e.g. a NUL character)"
+    return error_response(422, "invalid_input", message)
+
+
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error", exc_info=exc)
     return error_response(500, "internal_error", "an unexpected error occurred")
@@ -69,4 +78,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(GraphragError, _graphrag_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(DataError, _unstorable)
     app.add_exception_handler(Exception, _unexpected)

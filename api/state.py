@@ -12,6 +12,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
+from graphrag.memory.context import MemoryContext
+from graphrag.memory.graph_io import MemoryGraphIO
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
 from graphrag.task_queue import TaskQueue
@@ -31,3 +33,15 @@ class AppState:
     queue: TaskQueue
     embedder: Embedder
     llm: LlmClient  # interactive calls (chat, previews): no background slot
+
+    def memory_context(self) -> MemoryContext | None:
+        """The agent memory over this process's services; None without Neo4j (its archive)."""
+        if self.neo4j is None:
+            return None
+        return MemoryContext(
+            settings=self.settings.memory,
+            extraction=self.settings.extraction,
+            sessions=self.sessions,
+            io=MemoryGraphIO(self.neo4j, self.settings.neo4j),
+            embedder=self.embedder,
+        )

@@ -76,6 +76,11 @@ class InlineTaskQueue:
     ) -> None:
         raise RuntimeError("the benchmark's knowledge bases have the graph off")
 
+    def close_memory_session(
+        self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID
+    ) -> None:
+        raise RuntimeError("chat memory is not part of this benchmark")
+
 
 def _write_documents(folder: Path, prefix: str, count: int, config: QueueBenchConfig) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)

@@ -21,3 +21,7 @@ class TaskQueue(Protocol):
     def extract_chunks(
         self, knowledge_id: uuid.UUID, attempt: int, chunk_ids: Sequence[uuid.UUID]
     ) -> None: ...
+
+    def close_memory_session(self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID) -> None:
+        """Move what a chat session taught into the owner's archival memory."""
+        ...

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.models import Tenant
 
-__all__ = ["ensure_tenant"]
+__all__ = ["ensure_tenant", "find_tenant"]
 
 
 def ensure_tenant(session: Session, name: str) -> uuid.UUID:
@@ -21,3 +21,8 @@ def ensure_tenant(session: Session, name: str) -> uuid.UUID:
         .on_conflict_do_nothing(index_elements=[Tenant.name])
     )
     return session.execute(select(Tenant.id).where(Tenant.name == name)).scalar_one()
+
+
+def find_tenant(session: Session, name: str) -> uuid.UUID | None:
+    """The id of the tenant called `name`, or None (nothing is created)."""
+    return session.execute(select(Tenant.id).where(Tenant.name == name)).scalar_one_or_none()

@@ -12,10 +12,13 @@ from neo4j import Driver
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from graphrag.db.engine import make_engine, make_session_factory
+from graphrag.auth.keys import create_key
+from graphrag.auth.models import Capability
+from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.db.migrate import upgrade_to_head
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.settings import Settings
+from graphrag.tenancy import ensure_tenant
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.http_server import ThreadedServer
 from tests.support.llama import llama_server
@@ -128,15 +131,32 @@ def api_url(settings: Settings) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def admin_key(settings: Settings, session_factory: sessionmaker[Session]) -> str:
+    """A key of the default tenant with every capability: the one `http` sends."""
+    with session_scope(session_factory) as session:
+        tenant = ensure_tenant(session, settings.api.default_tenant)
+        created = create_key(
+            session, settings.auth, tenant_id=tenant, name="tests", capabilities=list(Capability)
+        )
+    return created.key
+
+
+@pytest.fixture(scope="session")
+def auth_headers(admin_key: str) -> dict[str, str]:
+    """Headers that authenticate as `admin_key`; pass them to any other client of the API."""
+    return {"Authorization": f"Bearer {admin_key}"}
+
+
 @pytest.fixture()
-def http(api_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=api_url, timeout=30.0) as client:
+def http(api_url: str, auth_headers: dict[str, str]) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=api_url, timeout=30.0, headers=auth_headers) as client:
         yield client
 
 
 @pytest.fixture(scope="module")
-def http_module(api_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=api_url, timeout=30.0) as client:
+def http_module(api_url: str, auth_headers: dict[str, str]) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=api_url, timeout=30.0, headers=auth_headers) as client:
         yield client
 
 

@@ -13,7 +13,12 @@ from graphrag.settings import Settings, get_settings
 __all__ = ["TASK_MODULES", "app", "create_celery"]
 
 # Imported by the worker at start; producers enqueue by task name and need none of them.
-TASK_MODULES = ["workers.tasks_system", "workers.tasks_documents", "workers.tasks_graph"]
+TASK_MODULES = [
+    "workers.tasks_system",
+    "workers.tasks_documents",
+    "workers.tasks_graph",
+    "workers.tasks_memory",
+]
 
 
 def create_celery(settings: Settings) -> Celery:
@@ -49,7 +54,11 @@ def create_celery(settings: Settings) -> Celery:
             "reconcile-stuck-documents": {
                 "task": "document.reconcile",
                 "schedule": float(settings.ingest.reconcile_interval_s),
-            }
+            },
+            "close-idle-memory-sessions": {
+                "task": "memory.close_idle_sessions",
+                "schedule": float(settings.memory.sweep_interval_s),
+            },
         },
     )
     # Task modules read their limits from here, so they share the app's settings object.

@@ -32,3 +32,6 @@ class CeleryTaskQueue:
             self.app.send_task(
                 "graph.extract_chunk", args=[str(knowledge_id), attempt, str(chunk_id)]
             )
+
+    def close_memory_session(self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID) -> None:
+        self.app.send_task("memory.close_session", args=[str(tenant_id), owner, str(session_id)])

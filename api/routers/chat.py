@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import AppStateDep, SessionDep, TenantDep
 from api.state import AppState
 from graphrag.chat import sessions
+from graphrag.chat.agent_chat import run_agent_chat
 from graphrag.chat.schemas import (
     ChatEvent,
     ChatEventType,
@@ -25,17 +26,20 @@ from graphrag.chat.schemas import (
 )
 from graphrag.chat.service import run_chat, start_turn
 from graphrag.chat.turn import ChatServices
+from graphrag.memory.chat_memory import ChatMemory
 
 router = APIRouter(prefix="/api/v1", tags=["chat"])
 
 
 def _services(state: AppState) -> ChatServices:
+    memory = state.memory_context()
     return ChatServices(
         settings=state.settings,
         sessions=state.sessions,
         embedder=state.embedder,
         llm=state.llm,
         graph=state.graph,
+        memory=ChatMemory(memory) if memory is not None else None,
     )
 
 
@@ -98,6 +102,39 @@ async def knowledge_chat(
         "completed": turn.completed,
         "references": [r.model_dump(mode="json") for r in turn.references],
         "entities": turn.entities,
+        "timings_ms": turn.timings_ms,
+        "error": error.data if error else None,
+    }
+
+
+@router.post(
+    "/agent-chat/{session_id}",
+    responses={200: {"content": {"text/event-stream": {}, "application/json": {}}}},
+)
+async def agent_chat(
+    session_id: uuid.UUID, body: ChatRequest, state: AppStateDep, tenant: TenantDep
+) -> Any:
+    """Answer a question in agent mode: the model calls search tools, then answers.
+
+    Tools: `knowledge_search` (vector + keyword), and `query_knowledge_graph` (entities,
+    relations and their passages) only when a base in scope has its graph on. With `stream`
+    (default), Server-Sent Events: `step` (think, act with the tool and its arguments, observe
+    with a summary, check, reflect, force_respond, respond), `references`, `delta` (the
+    answer), then `done` or `error`. Without it, one JSON object holding the same.
+    """
+    services = _services(state)
+    turn = await run_in_threadpool(start_turn, services, tenant, session_id, body)
+    if body.stream:
+        events = run_agent_chat(services, turn)
+        return StreamingResponse(_sse(events), media_type="text/event-stream")
+    collected = await run_in_threadpool(lambda: list(run_agent_chat(services, turn)))
+    error = next((e for e in collected if e.type is ChatEventType.ERROR), None)
+    return {
+        "answer": turn.answer,
+        "completed": turn.completed,
+        "references": [r.model_dump(mode="json") for r in turn.references],
+        "entities": turn.entities,
+        "steps": [e.data for e in collected if e.type is ChatEventType.STEP],
         "timings_ms": turn.timings_ms,
         "error": error.data if error else None,
     }

@@ -21,6 +21,7 @@ from graphrag.ingest.schemas import (
     UrlImport,
 )
 from graphrag.ingest.url_import import fetch_url
+from graphrag.kb.service import get_kb_row
 from graphrag.task_queue import TaskQueue
 
 router = APIRouter(prefix="/api/v1", tags=["documents"])
@@ -73,6 +74,7 @@ def import_url(
     tenant: TenantDep,
 ) -> KnowledgePublic:
     """Fetch a public http(s) page or file and add it like an upload."""
+    get_kb_row(session, tenant, kb_id)  # 404 before fetching anything for another tenant's base
     new = fetch_url(str(body.url), settings)
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
     return _enqueue_new(session, queue, doc)

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
 
-from api.deps import GraphStoreDep, SessionDep, SettingsDep, TenantDep
+from api.auth import ReaderTenantDep
+from api.deps import GraphStoreDep, SessionDep, SettingsDep
 from graphrag.graph.graph_search import search_graph
 from graphrag.graph.search_models import GraphSearchRequest, GraphSearchResponse
 
@@ -51,7 +52,7 @@ def graph_search(
     session: SessionDep,
     settings: SettingsDep,
     graph: GraphStoreDep,
-    tenant: TenantDep,
+    tenant: ReaderTenantDep,
 ) -> GraphSearchResponse:
     """Entities whose name contains `entity` (case-sensitive), with or without relations.
 

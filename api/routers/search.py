@@ -6,7 +6,8 @@ import uuid
 
 from fastapi import APIRouter
 
-from api.deps import EmbedderDep, SessionDep, SettingsDep, TenantDep
+from api.auth import ReaderTenantDep
+from api.deps import EmbedderDep, SessionDep, SettingsDep
 from graphrag.search.kb_search import search_knowledge_base
 from graphrag.search.models import SearchRequest, SearchResponse
 
@@ -20,7 +21,7 @@ def search(
     session: SessionDep,
     settings: SettingsDep,
     embedder: EmbedderDep,
-    tenant: TenantDep,
+    tenant: ReaderTenantDep,
 ) -> SearchResponse:
     """Ranked chunks with each method's score and rank, the match type and stage timings.
 

@@ -5,21 +5,26 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
+from api.auth import PUBLIC, requires
 from api.deps import AppStateDep
+from graphrag.auth.models import Capability
 from graphrag.system_status import SystemStatus, collect_status
 
 router = APIRouter(tags=["system"])
 
 
-@router.get("/health")
+@router.get("/health", dependencies=[PUBLIC])
 def health() -> dict[str, str]:
-    """Liveness: the process answers. Use /api/v1/system for the services."""
+    """Liveness: the process answers (no key needed). Use /api/v1/system for the services."""
     return {"status": "ok"}
 
 
-@router.get("/api/v1/system", response_model=SystemStatus)
+@router.get("/api/v1/system", response_model=SystemStatus, dependencies=[requires(Capability.READ)])
 async def system(state: AppStateDep) -> SystemStatus:
-    """Versions and health of PostgreSQL, Redis and the graph engine ("Neo4j" or "Not Enabled")."""
+    """Versions and health of PostgreSQL, Redis and the graph engine ("Neo4j" or "Not Enabled").
+
+    Needs the `read` capability: service versions are of no use to anonymous callers.
+    """
     return await run_in_threadpool(
         collect_status, state.settings, state.engine, state.redis, state.neo4j
     )

@@ -54,8 +54,11 @@ def load_history(services: ChatServices, turn: ChatTurn) -> None:
 
 
 def recall_memory(services: ChatServices, turn: ChatTurn) -> None:
-    """What the agent memory holds about this owner and question (empty without a memory)."""
-    if services.memory is not None:
+    """At a session's first turn, what the agent memory holds about this owner and question.
+
+    Recall counts the facts it returns as accessed, so it runs once per session, not per turn.
+    """
+    if services.memory is not None and not turn.history:
         turn.memory_context = services.memory.recall(turn.tenant_id, turn.owner, turn.request.query)
 
 

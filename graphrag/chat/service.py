@@ -10,6 +10,7 @@ import logging
 import uuid
 from collections.abc import Iterator
 from time import perf_counter
+from typing import Any
 
 from graphrag.chat.pipeline import prepare_turn
 from graphrag.chat.schemas import ChatEvent, ChatEventType, ChatRequest
@@ -21,7 +22,7 @@ from graphrag.db.models import Message
 from graphrag.errors import InvalidInputError, LlmUnavailableError
 from graphrag.search.kb_search import load_kb_scopes
 
-__all__ = ["run_chat", "start_turn"]
+__all__ = ["persist_turn", "run_chat", "start_turn"]
 
 log = logging.getLogger(__name__)
 _MS_PER_S = 1000.0
@@ -77,11 +78,18 @@ def run_chat(services: ChatServices, turn: ChatTurn) -> Iterator[ChatEvent]:
     except LlmUnavailableError as exc:
         yield ChatEvent(type=ChatEventType.ERROR, data={"code": exc.code, "message": exc.message})
     finally:
-        _persist(services, turn)
+        persist_turn(services, turn)
 
 
-def _persist(services: ChatServices, turn: ChatTurn) -> None:
-    """The question and the answer (complete or not), then the exchange for the memory."""
+def persist_turn(
+    services: ChatServices, turn: ChatTurn, steps: list[dict[str, Any]] | None = None
+) -> None:
+    """The question and the answer (complete or not), then the exchange for the memory.
+
+    `steps` is what the answer records of how it was made; by default the stage timings.
+    """
+    if steps is None:
+        steps = [{"stage": k, "ms": v} for k, v in turn.timings_ms.items()]
     references = [r.model_dump(mode="json") for r in turn.references]
     with session_scope(services.sessions) as session:
         session.add(
@@ -102,7 +110,7 @@ def _persist(services: ChatServices, turn: ChatTurn) -> None:
                 content=turn.answer,
                 references=references,
                 completed=turn.completed,
-                steps=[{"stage": k, "ms": v} for k, v in turn.timings_ms.items()],
+                steps=steps,
             )
         )
         if turn.completed and services.memory is not None:

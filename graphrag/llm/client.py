@@ -6,19 +6,20 @@ import json
 import logging
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import httpx
 import openai
 from openai import OpenAI, Stream
 from openai.types.chat import ChatCompletionChunk
+from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.errors import LlmUnavailableError
 from graphrag.llm.concurrency import LeaseSemaphore
 from graphrag.llm.prompts import ChatMessage
 from graphrag.settings import LlmSettings
 
-__all__ = ["LlmClient", "LlmReply"]
+__all__ = ["AgentMessage", "LlmClient", "LlmReply", "ToolReply", "WireToolCall"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,66 @@ class LlmReply:
         self.finish_reason = finish_reason
 
 
+class WireToolCall(BaseModel):
+    """A function call as the model sent it: `arguments` is its raw JSON text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: str
+
+
+class ToolReply(BaseModel):
+    """A completion that may ask for tools: its text, why it stopped, its native calls."""
+
+    model_config = ConfigDict(frozen=True)
+
+    content: str
+    finish_reason: str | None
+    tool_calls: list[WireToolCall] = Field(default_factory=list)
+
+
+class AgentMessage(BaseModel):
+    """A message of a tool-using conversation (the `tool` role answers one call by its id)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    tool_calls: list[WireToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """The message in OpenAI's request format."""
+        message: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            message["tool_call_id"] = self.tool_call_id
+        return message
+
+
+def _fold_system(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Without a system role, the system text leads the first user turn."""
+    system = "\n\n".join(m["content"] for m in wire if m["role"] == "system")
+    rest = [m for m in wire if m["role"] != "system"]
+    if system:
+        first_user = next((m for m in rest if m["role"] == "user"), None)
+        if first_user is None:
+            rest.insert(0, {"role": "user", "content": system})
+        else:
+            first_user["content"] = f"{system}\n\n{first_user['content']}"
+    return rest
+
+
 class LlmClient:
     """Chat completions with the extraction call's fixed options (temperature, max tokens,
     thinking off), behind an optional shared concurrency limit."""
@@ -59,19 +120,10 @@ class LlmClient:
     def _slot(self) -> AbstractContextManager[None]:
         return self.limiter.slot() if self.limiter is not None else nullcontext()
 
-    def _wire(self, messages: list[ChatMessage]) -> list[dict[str, str]]:
+    def _wire(self, messages: list[ChatMessage] | list[AgentMessage]) -> list[dict[str, Any]]:
         """Messages as sent; without a system role, system text leads the first user turn."""
-        if self.settings.system_role:
-            return [m.model_dump() for m in messages]
-        system = "\n\n".join(m.content for m in messages if m.role == "system")
-        wire = [m.model_dump() for m in messages if m.role != "system"]
-        if system:
-            first_user = next((m for m in wire if m["role"] == "user"), None)
-            if first_user is None:
-                wire.insert(0, {"role": "user", "content": system})
-            else:
-                first_user["content"] = f"{system}\n\n{first_user['content']}"
-        return wire
+        wire = [m.wire() if isinstance(m, AgentMessage) else m.model_dump() for m in messages]
+        return wire if self.settings.system_role else _fold_system(wire)
 
     def stream(
         self, messages: list[ChatMessage], max_tokens: int | None = None
@@ -116,3 +168,38 @@ class LlmClient:
             raise LlmUnavailableError("LLM answered without a choice", model=self.settings.model)
         choice = completion.choices[0]
         return LlmReply(choice.message.content or "", choice.finish_reason)
+
+    def complete_tools(
+        self, messages: list[AgentMessage], tools: list[dict[str, Any]], max_tokens: int
+    ) -> ToolReply:
+        """One interactive completion offering `tools` (none: a plain answer is asked for).
+
+        No background slot is taken: a person is waiting. Native tool calls come back parsed
+        into name and raw arguments; calls written in the text are the caller's to read.
+        """
+        extra: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}
+        if tools:
+            extra["tools"] = tools
+        try:
+            completion = self._client.chat.completions.create(
+                model=self.settings.model,
+                messages=self._wire(messages),  # type: ignore[arg-type]  # plain role dicts
+                temperature=self.settings.temperature,
+                max_tokens=max_tokens,
+                extra_body=extra,
+            )
+        except _TRANSIENT as exc:
+            raise LlmUnavailableError(f"LLM call failed: {exc}", model=self.settings.model) from exc
+        if not completion.choices:
+            raise LlmUnavailableError("LLM answered without a choice", model=self.settings.model)
+        choice = completion.choices[0]
+        calls = [
+            WireToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments)
+            for call in choice.message.tool_calls or []
+            if call.type == "function"
+        ]
+        return ToolReply(
+            content=choice.message.content or "",
+            finish_reason=choice.finish_reason,
+            tool_calls=calls,
+        )

@@ -15,7 +15,7 @@ from graphrag.graph.store import GraphStore
 from graphrag.search.chunk_select import scored_chunk, visible_chunks
 from graphrag.search.models import MatchType, SearchHit
 
-__all__ = ["EntityGraphComplement", "graph_chunk_ids"]
+__all__ = ["EntityGraphComplement", "graph_chunk_ids", "load_graph_hits"]
 
 # Graph chunks have no similarity of their own; their order comes from the graph search.
 _NO_SCORE = 0.0
@@ -80,19 +80,28 @@ class EntityGraphComplement:
             for chunk_id in graph_chunk_ids(result):
                 if chunk_id not in seen:
                     ordered.setdefault(chunk_id, None)
-        wanted = list(ordered)
-        if not wanted:
-            return []
-        query_rows = visible_chunks(literal(_NO_SCORE), kb_ids, self.knowledge_ids).where(
-            Chunk.id.in_(wanted)
-        )
-        rows = {row["chunk_id"]: row for row in session.execute(query_rows).mappings()}
-        hits = [
-            SearchHit(
-                **scored_chunk(rows[chunk_id], _NO_SCORE).model_dump(),
-                rank=position,
-                match_type=MatchType.GRAPH,
-            )
-            for position, chunk_id in enumerate((c for c in wanted if c in rows), start=1)
-        ]
+        hits = load_graph_hits(session, list(ordered), kb_ids, self.knowledge_ids)
         return hits[: self.max_chunks]
+
+
+def load_graph_hits(
+    session: Session,
+    chunk_ids: Sequence[uuid.UUID],
+    kb_ids: Sequence[uuid.UUID],
+    knowledge_ids: Sequence[uuid.UUID] | None = None,
+) -> list[SearchHit]:
+    """The visible chunks among `chunk_ids`, in that order, as hits marked `graph`."""
+    if not chunk_ids:
+        return []
+    query_rows = visible_chunks(literal(_NO_SCORE), kb_ids, knowledge_ids).where(
+        Chunk.id.in_(chunk_ids)
+    )
+    rows = {row["chunk_id"]: row for row in session.execute(query_rows).mappings()}
+    return [
+        SearchHit(
+            **scored_chunk(rows[chunk_id], _NO_SCORE).model_dump(),
+            rank=position,
+            match_type=MatchType.GRAPH,
+        )
+        for position, chunk_id in enumerate((c for c in chunk_ids if c in rows), start=1)
+    ]

@@ -58,13 +58,16 @@ def _rules() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def chat_api(settings: Settings) -> Iterator[httpx.Client]:
+def chat_api(settings: Settings, auth_headers: dict[str, str]) -> Iterator[httpx.Client]:
     """An API whose chat keeps only the top 3 search passages."""
     from api.app import create_app
 
     chat = settings.chat.model_copy(update={"top_k": CHAT_TOP_K})
     app = create_app(settings.model_copy(update={"chat": chat}))
-    with ThreadedServer(app) as url, httpx.Client(base_url=url, timeout=60.0) as client:
+    with (
+        ThreadedServer(app) as url,
+        httpx.Client(base_url=url, timeout=60.0, headers=auth_headers) as client,
+    ):
         yield client
 
 

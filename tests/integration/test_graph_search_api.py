@@ -385,9 +385,14 @@ def test_injection_strings_match_nothing(http: httpx.Client, kb: Kb) -> None:
     assert [r["type"] for r in intact["relations"]] == ["KNEW"]
 
 
-def test_graph_off_on_the_server_is_503(http: httpx.Client, kb: Kb, settings: Settings) -> None:
+def test_graph_off_on_the_server_is_503(
+    http: httpx.Client, kb: Kb, settings: Settings, auth_headers: dict[str, str]
+) -> None:
     off = settings.model_copy(update={"neo4j": settings.neo4j.model_copy(update={"enable": False})})
-    with ThreadedServer(create_app(off)) as url, httpx.Client(base_url=url, timeout=30.0) as client:
+    with (
+        ThreadedServer(create_app(off)) as url,
+        httpx.Client(base_url=url, timeout=30.0, headers=auth_headers) as client,
+    ):
         response = _post(client, kb.id, {"entity": "Ada"})
         unknown = _post(client, uuid.uuid4(), {"entity": "Ada"})
 

@@ -51,9 +51,11 @@ def small_cap_url(settings: Settings) -> Iterator[str]:
         yield url
 
 
-def test_too_large_is_413(small_cap_url: str, kb: dict[str, Any], db_session: Session) -> None:
+def test_too_large_is_413(
+    small_cap_url: str, kb: dict[str, Any], db_session: Session, auth_headers: dict[str, str]
+) -> None:
     before = _count(db_session, kb["id"])
-    with httpx.Client(base_url=small_cap_url, timeout=30.0) as client:
+    with httpx.Client(base_url=small_cap_url, timeout=30.0, headers=auth_headers) as client:
         big = b"word " * (300 * 1024)
         _error(upload(client, kb["id"], "big.txt", big), 413, "file_too_large")
     assert _count(db_session, kb["id"]) == before
@@ -168,7 +170,7 @@ def test_url_import_refuses_schemes_and_private_targets(
 
 
 def test_url_import_when_private_targets_are_allowed(
-    settings: Settings, kb: dict[str, Any], tmp_path: Path
+    settings: Settings, kb: dict[str, Any], tmp_path: Path, auth_headers: dict[str, str]
 ) -> None:
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse, RedirectResponse
@@ -187,7 +189,7 @@ def test_url_import_when_private_targets_are_allowed(
     with (
         ThreadedServer(site) as site_url,
         ThreadedServer(create_app(settings.model_copy(update={"ingest": ingest}))) as api_url,
-        httpx.Client(base_url=api_url, timeout=30.0) as client,
+        httpx.Client(base_url=api_url, timeout=30.0, headers=auth_headers) as client,
     ):
         response = client.post(
             f"/api/v1/knowledge-bases/{kb['id']}/knowledge/url", json={"url": f"{site_url}/moved"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid
 from collections.abc import Sequence
 
@@ -76,10 +77,23 @@ def add_document(
     return doc_id, chunk_ids
 
 
+_CLEANUP_TRIES = 5
+_CLEANUP_PAUSE_S = 0.5
+
+
 def drop_kb_graph(store: Neo4jGraphStore, driver: Driver, kb_id: uuid.UUID) -> None:
-    """Delete a test base's nodes and its name index; fail if a node of it is left."""
-    store.delete_knowledge_base(kb_id)
+    """Delete a test base's nodes and its name index; fail if a node of it is left.
+
+    A document purge of the session's worker may still be deleting some of these nodes at the
+    same time, so the delete is repeated until nothing is left (a few tries at most).
+    """
     label = entity_label(kb_id)
+    for _ in range(_CLEANUP_TRIES):
+        store.delete_knowledge_base(kb_id)
+        records, _, _ = driver.execute_query(f"MATCH (n:{label}) RETURN count(n) AS left")
+        if records[0]["left"] == 0:
+            break
+        time.sleep(_CLEANUP_PAUSE_S)
     driver.execute_query(f"DROP INDEX name_{label} IF EXISTS")
     records, _, _ = driver.execute_query(f"MATCH (n:{label}) RETURN count(n) AS left")
     assert records[0]["left"] == 0, kb_id

@@ -1,0 +1,167 @@
+"""The agent memory: archival facts, core memory, the memory graph, session close."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Response, status
+
+from api.auth import ReaderTenantDep
+from api.deps import AppStateDep, PageParams, QueueDep, SessionDep, SettingsDep, TenantDep
+from graphrag.chat.sessions import get_session_row
+from graphrag.errors import GraphDisabledError, NotFoundError
+from graphrag.memory import core_memory, facts_service
+from graphrag.memory.context import MemoryContext
+from graphrag.memory.models import EntityNeighbourhood, MemoryFact, MemoryOwner, ScoredFact
+from graphrag.memory.recall_log import last_close_report
+from graphrag.memory.schemas import (
+    CoreSectionWrite,
+    FactCreate,
+    FactSearch,
+    SessionCloseQueued,
+    SessionCloseRequest,
+)
+
+router = APIRouter(prefix="/api/v1/memory", tags=["memory"])
+Pages = Annotated[PageParams, Depends()]
+OwnerQuery = Annotated[str | None, Query(description="whose memory; the default owner if unset")]
+
+
+def get_memory(state: AppStateDep) -> MemoryContext:
+    """The memory over the process's services; its archive needs Neo4j."""
+    ctx = state.memory_context()
+    if ctx is None:
+        raise GraphDisabledError("the archival memory needs Neo4j (NEO4J_ENABLE=true)")
+    return ctx
+
+
+MemoryDep = Annotated[MemoryContext, Depends(get_memory)]
+
+
+def _owner(tenant: uuid.UUID, owner: str | None, settings: SettingsDep) -> MemoryOwner:
+    return facts_service.make_owner(tenant, owner, settings.memory)
+
+
+@router.get("/facts")
+def list_facts(
+    memory: MemoryDep,
+    settings: SettingsDep,
+    tenant: TenantDep,
+    pages: Pages,
+    owner: OwnerQuery = None,
+) -> facts_service.FactPage:
+    """The owner's archival facts, newest first."""
+    who = _owner(tenant, owner, settings)
+    return facts_service.list_facts(memory, who, pages.page, pages.page_size)
+
+
+@router.post("/facts", status_code=status.HTTP_201_CREATED)
+def add_fact(
+    body: FactCreate, memory: MemoryDep, settings: SettingsDep, tenant: TenantDep
+) -> MemoryFact:
+    """Store a fact; 409 with `duplicate_of` when a near-duplicate is already stored."""
+    who = _owner(tenant, body.owner, settings)
+    return facts_service.add_fact(memory, who, body.text, body.kind, body.importance)
+
+
+@router.post("/facts/search")
+def search_facts(
+    body: FactSearch, memory: MemoryDep, settings: SettingsDep, tenant: ReaderTenantDep
+) -> list[ScoredFact]:
+    """The best facts for a query by composite score; read-only (access counts do not move)."""
+    who = _owner(tenant, body.owner, settings)
+    return facts_service.search(memory, who, body.query, body.k)
+
+
+@router.get("/facts/{fact_id}")
+def get_fact(
+    fact_id: uuid.UUID,
+    memory: MemoryDep,
+    settings: SettingsDep,
+    tenant: TenantDep,
+    owner: OwnerQuery = None,
+) -> MemoryFact:
+    return facts_service.get_fact(memory, _owner(tenant, owner, settings), fact_id)
+
+
+@router.delete("/facts/{fact_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_fact(
+    fact_id: uuid.UUID,
+    memory: MemoryDep,
+    settings: SettingsDep,
+    tenant: TenantDep,
+    owner: OwnerQuery = None,
+) -> Response:
+    facts_service.delete_fact(memory, _owner(tenant, owner, settings), fact_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/entities/{name}")
+def entity_neighbourhood(
+    name: str, memory: MemoryDep, settings: SettingsDep, tenant: TenantDep, owner: OwnerQuery = None
+) -> EntityNeighbourhood:
+    """An entity of the memory graph: its relations, the facts naming it, its KB twins."""
+    return facts_service.entity_neighbourhood(memory, _owner(tenant, owner, settings), name)
+
+
+@router.get("/core")
+def read_core(
+    session: SessionDep, settings: SettingsDep, tenant: TenantDep, owner: OwnerQuery = None
+) -> core_memory.CoreMemoryView:
+    return core_memory.read_core(session, _owner(tenant, owner, settings), settings.memory)
+
+
+@router.put("/core/{section}")
+def write_core_section(
+    section: str,
+    body: CoreSectionWrite,
+    session: SessionDep,
+    settings: SettingsDep,
+    tenant: TenantDep,
+) -> core_memory.CoreSection:
+    who = _owner(tenant, body.owner, settings)
+    return core_memory.write_section(session, who, section, body.text, settings.memory)
+
+
+@router.delete("/core/{section}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_core_section(
+    section: str,
+    session: SessionDep,
+    settings: SettingsDep,
+    tenant: TenantDep,
+    owner: OwnerQuery = None,
+) -> Response:
+    core_memory.delete_section(session, _owner(tenant, owner, settings), section)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post("/sessions/{session_id}/close", status_code=status.HTTP_202_ACCEPTED)
+def close_session(
+    session_id: uuid.UUID,
+    body: SessionCloseRequest,
+    session: SessionDep,
+    settings: SettingsDep,
+    queue: QueueDep,
+    tenant: TenantDep,
+) -> SessionCloseQueued:
+    """Queue the close of a session: its log becomes facts in the owner's archival memory."""
+    get_session_row(session, tenant, session_id)  # another tenant's session is not found
+    who = _owner(tenant, body.owner, settings)
+    queue.close_memory_session(who.tenant_id, who.owner, session_id)
+    return SessionCloseQueued(session_id=session_id, owner=who.owner)
+
+
+@router.get("/sessions/{session_id}/close-report")
+def close_report(
+    session_id: uuid.UUID,
+    session: SessionDep,
+    settings: SettingsDep,
+    tenant: TenantDep,
+    owner: OwnerQuery = None,
+) -> dict[str, Any]:
+    """The report of the session's last close (facts stored, duplicates, LLM status...)."""
+    report = last_close_report(session, _owner(tenant, owner, settings), session_id)
+    if report is None:
+        raise NotFoundError("this session was never closed", session_id=str(session_id))
+    return report

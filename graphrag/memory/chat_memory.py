@@ -1,0 +1,57 @@
+"""The memory behind the chat's `MemoryPort`: recall before a turn, record after it."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy.orm import Session
+
+from graphrag.db.engine import session_scope
+from graphrag.memory.context import MemoryContext
+from graphrag.memory.core_memory import read_core
+from graphrag.memory.models import MemoryOwner
+from graphrag.memory.prompt_block import render_memory_block
+from graphrag.memory.recall import session_start_recall
+from graphrag.memory.recall_log import record_exchange
+
+__all__ = ["ChatMemory"]
+
+
+class ChatMemory:
+    """Adapter of `MemoryContext` to the chat pipeline's memory port."""
+
+    def __init__(self, ctx: MemoryContext) -> None:
+        self.ctx = ctx
+
+    def recall(self, tenant_id: uuid.UUID, owner: str, query: str) -> str:
+        """Core memory and the three-phase recall for `query`, as a system-prompt block.
+
+        The facts returned count as accessed: call it once per session start (or per turn
+        when every turn should refresh what is recalled).
+        """
+        who = MemoryOwner(tenant_id=tenant_id, owner=owner)
+        with session_scope(self.ctx.sessions) as db:
+            core = read_core(db, who, self.ctx.settings)
+        return render_memory_block(core, session_start_recall(self.ctx, who, query))
+
+    def record_exchange(
+        self,
+        session: Session,
+        tenant_id: uuid.UUID,
+        owner: str,
+        session_id: uuid.UUID,
+        user_text: str,
+        assistant_text: str,
+        entities: list[str],
+    ) -> None:
+        """Log the turn in recall memory, in the caller's transaction (see `record_exchange`)."""
+        record_exchange(
+            session,
+            tenant_id,
+            owner,
+            session_id,
+            user_text,
+            assistant_text,
+            entities,
+            clock=self.ctx.clock,
+        )

@@ -1,0 +1,169 @@
+"""Keep a conversation inside its character budget, deterministically (pure functions).
+
+1. Tool results older than the last `keep_last_messages` messages are cut to
+   `tool_result_max_chars`.
+2. If the conversation still exceeds `compact_threshold_chars`, every message before the last
+   `keep_last_messages` becomes one summary (objective / actions / progress), placed in the
+   single system message at the head (local chat templates accept only one, and only first).
+   The kept tail never starts with a tool result whose call was summarised away.
+The last `keep_last_messages` messages are never changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from graphrag.settings import MemorySettings
+
+__all__ = [
+    "BudgetedContext",
+    "ContextMessage",
+    "context_chars",
+    "cut_text",
+    "fit_context",
+    "summarize_messages",
+    "truncate_old_tool_results",
+]
+
+SUMMARY_HEADING = "Summary of the earlier conversation"
+
+
+class ContextMessage(BaseModel):
+    """A chat message in OpenAI format."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    name: str | None = None
+    tool_call_id: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as an OpenAI chat request carries it (unset fields left out)."""
+        return self.model_dump(exclude_none=True)
+
+
+class BudgetedContext(BaseModel):
+    """The messages to send, and what was done to fit them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: list[ContextMessage]
+    summary: str | None = None
+    summarized_messages: int = 0
+    truncated_tool_results: int = 0
+    chars_before: int
+    chars_after: int
+
+
+def _chars(message: ContextMessage) -> int:
+    calls = json.dumps(message.tool_calls) if message.tool_calls else ""
+    return len(message.content) + len(calls)
+
+
+def context_chars(messages: Sequence[ContextMessage]) -> int:
+    """Characters of content and tool calls of `messages`."""
+    return sum(_chars(m) for m in messages)
+
+
+def cut_text(text: str, max_chars: int) -> str:
+    """`text` cut to `max_chars`, with a marker saying how much was dropped."""
+    if len(text) <= max_chars:
+        return text
+    return f"{text[:max_chars]} [... {len(text) - max_chars} characters cut]"
+
+
+def truncate_old_tool_results(
+    messages: Sequence[ContextMessage], keep_last: int, max_chars: int
+) -> tuple[list[ContextMessage], int]:
+    """Tool results before the last `keep_last` messages cut to `max_chars`; (messages, cut)."""
+    boundary = max(len(messages) - keep_last, 0)
+    result: list[ContextMessage] = []
+    cut = 0
+    for index, message in enumerate(messages):
+        if index < boundary and message.role == "tool" and len(message.content) > max_chars:
+            message = message.model_copy(update={"content": cut_text(message.content, max_chars)})
+            cut += 1
+        result.append(message)
+    return result, cut
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _actions(messages: Sequence[ContextMessage], settings: MemorySettings) -> list[str]:
+    actions: list[str] = []
+    for message in messages:
+        if message.role != "assistant":
+            continue
+        for call in message.tool_calls or []:
+            function = call.get("function") or {}
+            args = str(function.get("arguments", ""))
+            actions.append(f"called {function.get('name', 'a tool')}({args})")
+        line = _first_line(message.content)
+        if line:
+            actions.append(f"answered: {line}")
+    keep = actions[-settings.summary_max_actions :] if settings.summary_max_actions else []
+    return [cut_text(a, settings.summary_action_chars) for a in keep]
+
+
+def summarize_messages(messages: Sequence[ContextMessage], settings: MemorySettings) -> str:
+    """A deterministic summary of `messages`: the objective, the actions, the progress."""
+    users = [m for m in messages if m.role == "user" and m.content.strip()]
+    answers = [m for m in messages if m.role == "assistant" and m.content.strip()]
+    objective = (
+        cut_text(users[0].content.strip(), settings.summary_objective_chars) if users else ""
+    )
+    progress = (
+        cut_text(answers[-1].content.strip(), settings.summary_progress_chars) if answers else ""
+    )
+    lines = [
+        f"{SUMMARY_HEADING} ({len(messages)} messages):",
+        f"Objective: {objective or '(none stated)'}",
+        "Actions:",
+    ]
+    lines += [f"- {a}" for a in _actions(messages, settings)] or ["- (none)"]
+    lines.append(f"Progress: {progress or '(nothing yet)'}")
+    return "\n".join(lines)
+
+
+def _tail_start(messages: Sequence[ContextMessage], keep_last: int) -> int:
+    """Where the kept tail begins: `keep_last` from the end, moved back over tool results so
+    each kept result keeps the assistant turn that called it."""
+    start = max(len(messages) - keep_last, 0)
+    while start > 0 and messages[start].role == "tool":
+        start -= 1
+    return start
+
+
+def fit_context(messages: Sequence[ContextMessage], settings: MemorySettings) -> BudgetedContext:
+    """Fit `messages` to the budget of `settings` (see the module's rules)."""
+    before = context_chars(messages)
+    system_text = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    dialogue = [m for m in messages if m.role != "system"]
+    keep_last = settings.keep_last_messages
+    dialogue, cut = truncate_old_tool_results(dialogue, keep_last, settings.tool_result_max_chars)
+    summary: str | None = None
+    folded = 0
+    if len(system_text) + context_chars(dialogue) > settings.compact_threshold_chars:
+        start = _tail_start(dialogue, keep_last)
+        if start > 0:
+            summary = summarize_messages(dialogue[:start], settings)
+            folded = start
+            dialogue = dialogue[start:]
+    head = "\n\n".join(part for part in (system_text, summary) if part)
+    result = ([ContextMessage(role="system", content=head)] if head else []) + dialogue
+    return BudgetedContext(
+        messages=result,
+        summary=summary,
+        summarized_messages=folded,
+        truncated_tool_results=cut,
+        chars_before=before,
+        chars_after=context_chars(result),
+    )

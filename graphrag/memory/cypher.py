@@ -1,0 +1,228 @@
+"""Every Cypher query of the agent memory, as named constants. Values are always $parameters.
+
+Nodes: `(:Memory {id, tenant, owner, text, embedding, importance, created_at, last_access,
+access_count, kind, session_id})` (times in epoch ms) and `(:MemoryEntity {tenant, owner, key,
+name, description})`; edges `(:Memory)-[:MENTIONS]->(:MemoryEntity)`,
+`(:MemoryEntity)-[:RELATES {type, weight}]->(:MemoryEntity)` and
+`(:MemoryEntity)-[:SAME_AS]->(:GraphEntity)` towards a knowledge base's entity of the same name.
+Everything is scoped by ($tenant, $owner). Similarities returned are Neo4j's cosine scores,
+which are (1 + cosine) / 2; the Python side turns them back into cosines.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "COUNT_FACTS",
+    "CREATE_FACTS",
+    "DELETE_FACT",
+    "ENTITY_FACTS",
+    "ENTITY_IN_TEXT",
+    "GET_FACT",
+    "LINK_MENTIONS",
+    "LINK_SAME_AS",
+    "LIST_FACTS",
+    "MEMORY_ENTITY_KEY",
+    "MEMORY_ID_UNIQUE",
+    "MEMORY_OWNER_INDEX",
+    "MEMORY_VECTOR_INDEX",
+    "MERGE_ENTITIES",
+    "MERGE_RELATES",
+    "NEAREST_BY_INDEX",
+    "NEAREST_BY_SCAN",
+    "NEIGHBOURHOOD_ENTITY",
+    "NEIGHBOURHOOD_FACTS",
+    "NEIGHBOURHOOD_RELATIONS",
+    "TOUCH_FACTS",
+    "UPSERT_FACT",
+    "VECTOR_INDEX_NAME",
+]
+
+VECTOR_INDEX_NAME = "memory_embedding"
+
+MEMORY_VECTOR_INDEX = """
+CREATE VECTOR INDEX memory_embedding IF NOT EXISTS
+FOR (m:Memory) ON m.embedding
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}}
+"""
+
+MEMORY_ID_UNIQUE = """
+CREATE CONSTRAINT memory_id IF NOT EXISTS FOR (m:Memory) REQUIRE m.id IS UNIQUE
+"""
+
+MEMORY_OWNER_INDEX = """
+CREATE INDEX memory_owner IF NOT EXISTS FOR (m:Memory) ON (m.tenant, m.owner)
+"""
+
+# Concurrent session closes of one owner meet on one entity node per key.
+MEMORY_ENTITY_KEY = """
+CREATE CONSTRAINT memory_entity_key IF NOT EXISTS
+FOR (e:MemoryEntity) REQUIRE (e.tenant, e.owner, e.key) IS UNIQUE
+"""
+
+# Keyed on id: a re-run of the same write creates nothing new.
+CREATE_FACTS = """
+UNWIND $rows AS row
+MERGE (m:Memory {id: row.id})
+ON CREATE SET m.tenant = $tenant, m.owner = $owner, m.text = row.text,
+              m.embedding = row.embedding, m.importance = row.importance, m.kind = row.kind,
+              m.session_id = row.session_id, m.created_at = $now, m.last_access = $now,
+              m.access_count = 0
+RETURN count(m) AS facts
+"""
+
+# One fact per id, its text replaced in place (a session's summary grows, it is never copied).
+UPSERT_FACT = """
+MERGE (m:Memory {id: $id})
+WITH m, m.text IS NULL AS created
+SET m.tenant = $tenant, m.owner = $owner, m.text = $text, m.embedding = $embedding,
+    m.importance = $importance, m.kind = $kind, m.session_id = $session_id,
+    m.created_at = coalesce(m.created_at, $now), m.last_access = coalesce(m.last_access, $now),
+    m.access_count = coalesce(m.access_count, 0)
+RETURN created
+"""
+
+# The vector index is global: read a pool, keep the owner's facts, tell the caller the pool
+# size so it can fall back to an exact scan when other owners filled the pool.
+NEAREST_BY_INDEX = """
+CALL db.index.vector.queryNodes($index, $pool, $vector) YIELD node
+WITH collect(node) AS pool
+RETURN size(pool) AS pool_size,
+       [m IN pool WHERE m.tenant = $tenant AND m.owner = $owner |
+        {fact: m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
+                  .session_id},
+         score: vector.similarity.cosine(m.embedding, $vector)}] AS hits
+"""
+
+NEAREST_BY_SCAN = """
+MATCH (m:Memory)
+WHERE m.tenant = $tenant AND m.owner = $owner
+WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
+ORDER BY score DESC, m.created_at DESC
+LIMIT $limit
+RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
+          .session_id} AS fact, score
+"""
+
+TOUCH_FACTS = """
+UNWIND $ids AS id
+MATCH (m:Memory {id: id})
+WHERE m.tenant = $tenant AND m.owner = $owner
+SET m.last_access = $now, m.access_count = m.access_count + 1
+RETURN count(m) AS touched
+"""
+
+LIST_FACTS = """
+MATCH (m:Memory)
+WHERE m.tenant = $tenant AND m.owner = $owner
+RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
+          .session_id} AS fact
+ORDER BY m.created_at DESC, m.id
+SKIP $skip LIMIT $limit
+"""
+
+COUNT_FACTS = """
+MATCH (m:Memory)
+WHERE m.tenant = $tenant AND m.owner = $owner
+RETURN count(m) AS total
+"""
+
+GET_FACT = """
+MATCH (m:Memory {id: $id})
+WHERE m.tenant = $tenant AND m.owner = $owner
+RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
+          .session_id} AS fact
+"""
+
+DELETE_FACT = """
+MATCH (m:Memory {id: $id})
+WHERE m.tenant = $tenant AND m.owner = $owner
+DETACH DELETE m
+RETURN count(*) AS deleted
+"""
+
+# The longest description read so far is kept.
+MERGE_ENTITIES = """
+UNWIND $rows AS row
+MERGE (e:MemoryEntity {tenant: $tenant, owner: $owner, key: row.key})
+ON CREATE SET e.name = row.name, e.description = '', e.created_at = $now
+SET e.description = CASE WHEN size(row.description) > size(e.description)
+                         THEN row.description ELSE e.description END,
+    e.updated_at = $now
+RETURN count(e) AS entities
+"""
+
+# Each occurrence adds one to the weight.
+MERGE_RELATES = """
+UNWIND $rows AS row
+MATCH (a:MemoryEntity {tenant: $tenant, owner: $owner, key: row.source})
+MATCH (b:MemoryEntity {tenant: $tenant, owner: $owner, key: row.target})
+MERGE (a)-[r:RELATES {type: row.type}]->(b)
+ON CREATE SET r.weight = 0
+SET r.weight = r.weight + 1, r.updated_at = $now
+RETURN count(r) AS relations
+"""
+
+LINK_MENTIONS = """
+UNWIND $rows AS row
+MATCH (m:Memory {id: row.id})
+UNWIND row.keys AS key
+MATCH (e:MemoryEntity {tenant: $tenant, owner: $owner, key: key})
+MERGE (m)-[:MENTIONS]->(e)
+RETURN count(*) AS links
+"""
+
+# Knowledge-base entities are reached only under the labels of the tenant's own bases.
+LINK_SAME_AS = """
+MATCH (n:GraphEntity)
+WHERE toLower(n.name) IN $keys AND any(label IN labels(n) WHERE label IN $kb_labels)
+MATCH (e:MemoryEntity {tenant: $tenant, owner: $owner, key: toLower(n.name)})
+MERGE (e)-[:SAME_AS]->(n)
+RETURN count(*) AS links
+"""
+
+# Known entities whose key occurs in $text (lower-cased): the name is looked for IN the text.
+ENTITY_IN_TEXT = """
+MATCH (e:MemoryEntity)
+WHERE e.tenant = $tenant AND e.owner = $owner AND $text CONTAINS e.key
+RETURN e.name AS name
+ORDER BY size(e.key) DESC, e.key
+"""
+
+# Facts that mention the entities $keys or their direct neighbours in the memory graph.
+ENTITY_FACTS = """
+MATCH (e:MemoryEntity)
+WHERE e.tenant = $tenant AND e.owner = $owner AND e.key IN $keys
+OPTIONAL MATCH (e)-[:RELATES]-(n:MemoryEntity)
+WITH collect(DISTINCT e) + collect(DISTINCT n) AS entities
+UNWIND entities AS entity
+MATCH (m:Memory)-[:MENTIONS]->(entity)
+WHERE m.tenant = $tenant AND m.owner = $owner
+WITH DISTINCT m
+WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
+ORDER BY score DESC, m.created_at DESC
+LIMIT $limit
+RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
+          .session_id} AS fact, score
+"""
+
+NEIGHBOURHOOD_ENTITY = """
+MATCH (e:MemoryEntity {tenant: $tenant, owner: $owner, key: $key})
+OPTIONAL MATCH (e)-[:SAME_AS]->(n:GraphEntity)
+RETURN e.name AS name, e.description AS description,
+       [x IN collect(n) | x {.name, .kg}] AS same_as
+"""
+
+NEIGHBOURHOOD_RELATIONS = """
+MATCH (e:MemoryEntity {tenant: $tenant, owner: $owner, key: $key})-[r:RELATES]-(o:MemoryEntity)
+RETURN startNode(r) = e AS outgoing, r.type AS type, r.weight AS weight, o.name AS other
+ORDER BY r.weight DESC, r.type, o.key
+LIMIT $limit
+"""
+
+NEIGHBOURHOOD_FACTS = """
+MATCH (m:Memory)-[:MENTIONS]->(e:MemoryEntity {tenant: $tenant, owner: $owner, key: $key})
+RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
+          .session_id} AS fact
+ORDER BY m.created_at DESC, m.id
+LIMIT $limit
+"""

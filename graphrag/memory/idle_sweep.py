@@ -1,0 +1,24 @@
+"""The idle sweep: sessions without a message for `idle_close_s` are due to be closed."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.db.engine import session_scope
+from graphrag.memory.clock import MS_PER_S, Clock, datetime_from_ms, system_clock
+from graphrag.memory.models import MemoryOwner
+from graphrag.memory.recall_log import idle_sessions
+from graphrag.settings import MemorySettings
+
+__all__ = ["sessions_due_for_close"]
+
+
+def sessions_due_for_close(
+    sessions: sessionmaker[Session], settings: MemorySettings, clock: Clock = system_clock
+) -> list[tuple[MemoryOwner, uuid.UUID]]:
+    """Up to `sweep_batch` idle, not yet closed sessions, the longest idle first."""
+    cutoff = datetime_from_ms(clock() - settings.idle_close_s * MS_PER_S)
+    with session_scope(sessions) as db:
+        return idle_sessions(db, cutoff, settings.sweep_batch)

@@ -1,0 +1,65 @@
+"""A chat over a knowledge base, its session closed into the agent memory, then a new session:
+what the first one taught is in the second one's prompt."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import httpx
+import pytest
+
+from tests.fakes.scripted_llm import ScriptedLlmServer
+from tests.support.api_helpers import create_kb, upload, wait_terminal
+from tests.support.worker import WorkerProcess
+
+pytestmark = pytest.mark.e2e
+
+CLOSE_TIMEOUT_S = 120.0
+FIRST_QUESTION = "What does the Quillon harbour crane lift?"
+FIRST_ANSWER = "The Quillon harbour crane lifts forty tonne containers [1]."
+
+
+def _chat(http: httpx.Client, session_id: str, query: str) -> dict[str, object]:
+    response = http.post(
+        f"/api/v1/knowledge-chat/{session_id}", json={"query": query, "stream": False}
+    )
+    assert response.status_code == 200, response.text
+    body: dict[str, object] = response.json()
+    return body
+
+
+def test_memory_of_session_one_reaches_session_two(
+    http: httpx.Client, worker: WorkerProcess, fresh_scripted_llm: ScriptedLlmServer
+) -> None:
+    fresh_scripted_llm.set_rules(
+        [{"match": {"user": {"contains": "Passages:"}}, "reply": {"content": FIRST_ANSWER}}],
+        default={"content": "[]"},
+    )
+    owner = f"owner-{uuid.uuid4().hex[:8]}"
+    kb = create_kb(http)
+    text = "The Quillon harbour crane lifts containers of forty tonnes."
+    wait_terminal(http, upload(http, kb["id"], "crane.md", text.encode()).json()["id"])
+
+    first = http.post("/api/v1/sessions", json={"kb_ids": [kb["id"]], "owner": owner}).json()
+    assert _chat(http, first["id"], FIRST_QUESTION)["completed"] is True
+    closing = http.post(f"/api/v1/memory/sessions/{first['id']}/close", json={"owner": owner})
+    assert closing.status_code == 202, closing.text
+    deadline = time.monotonic() + CLOSE_TIMEOUT_S
+    report_url = f"/api/v1/memory/sessions/{first['id']}/close-report"
+    while (report := http.get(report_url, params={"owner": owner})).status_code != 200:
+        assert time.monotonic() < deadline, report.text
+        time.sleep(0.5)
+    assert report.json()
+
+    fresh_scripted_llm.clear_requests()
+    second = http.post("/api/v1/sessions", json={"kb_ids": [kb["id"]], "owner": owner}).json()
+    _chat(http, second["id"], "Remind me what the crane lifts.")
+    prompts = [
+        json.dumps(r.body)
+        for r in fresh_scripted_llm.requests("/v1/chat/completions")
+        if "Passages:" in json.dumps(r.body)
+    ]
+    assert prompts, "no answer prompt was sent"
+    assert "forty tonne containers" in prompts[-1] or FIRST_QUESTION in prompts[-1], prompts[-1]

@@ -1,0 +1,188 @@
+"""The memory REST API over real HTTP, and the session close through a real Celery worker."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from celery import Celery
+from neo4j import Driver
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.db.engine import session_scope
+from graphrag.memory.clock import system_clock
+from graphrag.memory.models import MemoryOwner
+from graphrag.memory.recall_log import record_exchange
+from graphrag.settings import Settings
+from tests.fakes.scripted_llm import ScriptedLlmServer
+from tests.support.memory_helpers import ManualClock, new_chat_session, owned_memory
+from tests.support.worker import WorkerProcess
+
+pytestmark = pytest.mark.integration
+
+BASE = "/api/v1/memory"
+CLOSE_WAIT_S = 120.0
+POLL_S = 0.25
+
+
+@pytest.fixture
+def owner(
+    settings: Settings, session_factory: sessionmaker[Session], neo4j_driver: Driver
+) -> Iterator[MemoryOwner]:
+    with owned_memory(settings, session_factory, neo4j_driver) as who:
+        yield who
+
+
+def test_facts_add_dedup_list_get_search_delete(http: httpx.Client, owner: MemoryOwner) -> None:
+    who = {"owner": owner.owner}
+    created = http.post(f"{BASE}/facts", json={**who, "text": "The user's cat is named Miso."})
+    assert created.status_code == 201, created.text
+    fact = created.json()
+    assert fact["kind"] == "note" and fact["access_count"] == 0
+
+    twin = http.post(f"{BASE}/facts", json={**who, "text": "The user's cat is named Miso"})
+    assert twin.status_code == 409
+    assert twin.json()["error"]["details"]["duplicate_of"] == fact["id"]
+
+    page = http.get(f"{BASE}/facts", params=who).json()
+    assert page["total"] == 1 and [f["id"] for f in page["items"]] == [fact["id"]]
+    assert (
+        http.get(f"{BASE}/facts/{fact['id']}", params={"owner": "someone-else"}).status_code == 404
+    )
+
+    hits = http.post(f"{BASE}/facts/search", json={**who, "query": "what is the cat called"})
+    assert hits.status_code == 200
+    assert [h["fact"]["id"] for h in hits.json()] == [fact["id"]]
+    assert set(hits.json()[0]) >= {"similarity", "recency", "frequency", "score"}
+    again = http.get(f"{BASE}/facts/{fact['id']}", params=who).json()
+    assert again["access_count"] == 0  # searching is read-only
+
+    assert http.delete(f"{BASE}/facts/{fact['id']}", params=who).status_code == 204
+    assert http.get(f"{BASE}/facts/{fact['id']}", params=who).status_code == 404
+    assert http.delete(f"{BASE}/facts/{fact['id']}", params=who).status_code == 404
+
+
+def test_bad_input_is_refused(http: httpx.Client, owner: MemoryOwner) -> None:
+    who = {"owner": owner.owner}
+    assert http.post(f"{BASE}/facts", json={**who, "text": "   "}).status_code == 422
+    assert http.post(f"{BASE}/facts", json={**who, "text": "x", "importance": 2}).status_code == 422
+    long_owner = {"owner": "o" * 201, "text": "fine"}
+    assert http.post(f"{BASE}/facts", json=long_owner).status_code == 422
+    search = http.post(f"{BASE}/facts/search", json={**who, "query": "x", "k": 10_000})
+    assert search.status_code == 422
+    assert http.get(f"{BASE}/core", params={"owner": "a\x00b"}).status_code == 422
+    assert http.put(f"{BASE}/core/notes", json={**who, "text": "a\x00b"}).status_code == 422
+    bad = http.put(f"{BASE}/core/Bad-Name", json={**who, "text": "x"})
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_input"
+
+
+def test_core_memory_read_edit_delete(http: httpx.Client, owner: MemoryOwner) -> None:
+    who = {"owner": owner.owner}
+    assert http.get(f"{BASE}/core", params=who).json()["sections"] == []
+    for section, text in (
+        ("notes", "Likes tables."),
+        ("rules", "Answer briefly."),
+        ("identity", "Ada, an engineer."),
+    ):
+        put = http.put(f"{BASE}/core/{section}", json={**who, "text": text})
+        assert put.status_code == 200 and put.json()["text"] == text
+    http.put(f"{BASE}/core/rules", json={**who, "text": "Answer in French."})
+    sections = http.get(f"{BASE}/core", params=who).json()["sections"]
+    assert [(s["section"], s["text"]) for s in sections] == [
+        ("identity", "Ada, an engineer."),
+        ("rules", "Answer in French."),
+        ("notes", "Likes tables."),
+    ]
+    assert http.delete(f"{BASE}/core/rules", params=who).status_code == 204
+    assert http.delete(f"{BASE}/core/rules", params=who).status_code == 404
+    assert len(http.get(f"{BASE}/core", params=who).json()["sections"]) == 2
+
+
+def _wait_report(http: httpx.Client, session_id: uuid.UUID, owner: str) -> dict[str, Any]:
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    while True:
+        answer = http.get(f"{BASE}/sessions/{session_id}/close-report", params={"owner": owner})
+        if answer.status_code == 200:
+            report: dict[str, Any] = answer.json()
+            return report
+        assert answer.status_code == 404, answer.text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"session {session_id} not closed after {CLOSE_WAIT_S}s")
+        time.sleep(POLL_S)
+
+
+def test_close_session_through_the_worker_then_entity_neighbourhood(
+    http: httpx.Client,
+    owner: MemoryOwner,
+    session_factory: sessionmaker[Session],
+    fresh_scripted_llm: ScriptedLlmServer,
+    worker: WorkerProcess,
+) -> None:
+    graph = {
+        "nodes": [
+            {"name": "Helios", "attributes": ["a solar telemetry service"]},
+            {"name": "Kafka"},
+        ],
+        "relations": [{"node1": "Helios", "node2": "Kafka", "type": "publishes to"}],
+    }
+    fresh_scripted_llm.set_rules(
+        [{"match": {"user": {"contains": "Helios"}}, "reply": {"content": graph}}]
+    )
+    session_id = new_chat_session(session_factory, owner)
+    with session_scope(session_factory) as db:
+        record_exchange(
+            db,
+            owner.tenant_id,
+            owner.owner,
+            session_id,
+            "Where does Helios send its readings?",
+            "Helios publishes every reading to Kafka.",
+            ["Helios"],
+        )
+    who = {"owner": owner.owner}
+    assert http.get(f"{BASE}/sessions/{session_id}/close-report", params=who).status_code == 404
+    queued = http.post(f"{BASE}/sessions/{session_id}/close", json=who)
+    assert queued.status_code == 202 and queued.json()["queued"] is True
+    report = _wait_report(http, session_id, owner.owner)
+    assert report["llm_status"] == "ok" and report["stored"] >= 3 and report["relations"] == 1
+
+    hood = http.get(f"{BASE}/entities/helios", params=who)
+    assert hood.status_code == 200, hood.text
+    body = hood.json()
+    assert body["name"] == "Helios" and body["description"] == "a solar telemetry service"
+    assert [(r["type"], r["other"], r["direction"], r["weight"]) for r in body["relations"]] == [
+        ("publishes to", "Kafka", "out", 1)
+    ]
+    assert body["facts"] and all("Helios" in f["text"] for f in body["facts"])
+    assert http.get(f"{BASE}/entities/Nobody", params=who).status_code == 404
+
+
+def test_idle_sweep_task_closes_a_forgotten_session(
+    http: httpx.Client,
+    owner: MemoryOwner,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    celery_app: Celery,
+    worker: WorkerProcess,
+) -> None:
+    idle_ms = settings.memory.idle_close_s * 1000
+    long_ago = ManualClock(system_clock() - 2 * idle_ms)
+    session_id = new_chat_session(session_factory, owner)
+    with session_scope(session_factory) as db:
+        record_exchange(
+            db,
+            owner.tenant_id,
+            owner.owner,
+            session_id,
+            "Which port does the staging proxy listen on?",
+            "The staging proxy listens on port 8443.",
+            [],
+            clock=long_ago,
+        )
+    celery_app.send_task("memory.close_idle_sessions")
+    report = _wait_report(http, session_id, owner.owner)
+    assert report["messages"] == 2 and report["stored"] >= 1
