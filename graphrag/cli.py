@@ -66,7 +66,9 @@ def worker(
     if concurrency:
         argv += ["--concurrency", str(concurrency)]
     if beat:
-        argv.append("--beat")
+        schedule = get_settings().resolve(c.beat_schedule_file)
+        schedule.parent.mkdir(parents=True, exist_ok=True)
+        argv += ["--beat", "--schedule", str(schedule)]
     celery_app.worker_main(argv)
 
 

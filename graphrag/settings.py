@@ -169,6 +169,7 @@ class CelerySettings(_Section):
     graph_soft_limit_margin_s: int
     retry_backoff_max_s: int
     result_expires_s: int
+    beat_schedule_file: Path
 
 
 class SearchSettings(_Section):
