@@ -116,6 +116,7 @@ def demo(
     console.rule("3. where to look next")
     console.print(
         f"- the API: graphrag serve, then http://{settings.api.host}:{settings.api.port}/docs\n"
+        "  (requests need a key: graphrag keys create --tenant default --name me --cap admin)\n"
         f'- more questions: graphrag ask --kb {cli.demo_kb_name} "..."\n'
         f"- your own files: graphrag ingest PATH --kb NAME --graph\n"
         "- the worker's log: data/logs/demo-worker.log; stored files: data/files\n"

@@ -48,18 +48,7 @@ class Evidence:
         n = len(self.references) + 1
         self._numbers[hit.chunk_id] = n
         excerpt = text[: self._excerpt_chars]
-        self.references.append(
-            Reference(
-                n=n,
-                chunk_id=hit.chunk_id,
-                knowledge_id=hit.knowledge_id,
-                kb_id=hit.kb_id,
-                file_name=hit.file_name,
-                page=hit.page,
-                match_type=hit.match_type.value,
-                excerpt=excerpt,
-            )
-        )
+        self.references.append(Reference.from_hit(n, hit, excerpt))
         shown = text if len(text) <= self._budget else excerpt
         self._budget = max(0, self._budget - len(shown))
         passage: dict[str, Any] = {"n": n, "source": hit.file_name, "text": shown}

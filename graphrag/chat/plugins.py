@@ -132,18 +132,7 @@ def build_prompt(services: ChatServices, turn: ChatTurn) -> None:
         n = len(passages) + 1
         where = f"{hit.file_name}, page {hit.page}" if hit.page else hit.file_name
         passages.append(f"[{n}] ({where})\n{text}")
-        turn.references.append(
-            Reference(
-                n=n,
-                chunk_id=hit.chunk_id,
-                knowledge_id=hit.knowledge_id,
-                kb_id=hit.kb_id,
-                file_name=hit.file_name,
-                page=hit.page,
-                match_type=hit.match_type.value,
-                excerpt=text[: chat.reference_excerpt_chars],
-            )
-        )
+        turn.references.append(Reference.from_hit(n, hit, text[: chat.reference_excerpt_chars]))
     template = load_prompt(ANSWER_PROMPT, services.settings.extraction.prompt_templates_dir)
     rendered = template.render(
         question=turn.request.query, passages="\n\n".join(passages) or "(no passage found)"

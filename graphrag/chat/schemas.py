@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.db.enums import MessageRole
+from graphrag.search.models import SearchHit
 
 __all__ = [
     "ChatEvent",
@@ -60,6 +61,20 @@ class Reference(BaseModel):
     page: int | None
     match_type: str
     excerpt: str
+
+    @classmethod
+    def from_hit(cls, n: int, hit: SearchHit, excerpt: str) -> Reference:
+        """Reference number `n` for a retrieved chunk."""
+        return cls(
+            n=n,
+            chunk_id=hit.chunk_id,
+            knowledge_id=hit.knowledge_id,
+            kb_id=hit.kb_id,
+            file_name=hit.file_name,
+            page=hit.page,
+            match_type=hit.match_type.value,
+            excerpt=excerpt,
+        )
 
 
 class MessagePublic(BaseModel):
