@@ -4,6 +4,7 @@ and the answer streams as real Server-Sent Events over HTTP."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +23,7 @@ from tests.support.worker import WorkerProcess
 pytestmark = pytest.mark.e2e
 
 CHAT_TOP_K = 3
+DISCONNECT_TIMEOUT_S = 30.0
 QUESTION = "Who runs the Zorvath Industries plant in Tromso?"
 ANSWER = "The plant is run by Elin Brask [4]."
 # Four chunks close to the question, and the one holding the answer, which is not.
@@ -187,3 +189,33 @@ def test_bad_chat_requests(chat_api: httpx.Client, http: httpx.Client) -> None:
     empty = chat_api.post("/api/v1/sessions", json={}).json()
     no_kb = chat_api.post(f"/api/v1/knowledge-chat/{empty['id']}", json={"query": "x"})
     assert no_kb.status_code == 422
+
+
+def test_stream_closed_by_the_client_keeps_the_partial_answer(
+    chat_api: httpx.Client,
+    http: httpx.Client,
+    worker: WorkerProcess,
+    fresh_scripted_llm: ScriptedLlmServer,
+) -> None:
+    fresh_scripted_llm.set_rules(
+        [
+            {
+                "match": {"user": {"contains": "Passages:"}},
+                "reply": {"content": ANSWER},
+                "fault": {"delay_s": 1.0},
+            }
+        ],
+    )
+    kb = create_kb(http)
+    session = chat_api.post("/api/v1/sessions", json={"kb_ids": [kb["id"]]}).json()
+    url = f"/api/v1/knowledge-chat/{session['id']}"
+    with chat_api.stream("POST", url, json={"query": QUESTION}) as response:
+        for line in response.iter_lines():
+            if line.startswith("event: references"):
+                break  # the client goes away before the answer
+    deadline = time.monotonic() + DISCONNECT_TIMEOUT_S
+    while len(messages := chat_api.get(f"/api/v1/sessions/{session['id']}").json()["messages"]) < 2:
+        assert time.monotonic() < deadline, "the interrupted turn was never stored"
+        time.sleep(0.2)
+    assert messages[0]["content"] == QUESTION
+    assert messages[1]["role"] == "assistant" and messages[1]["completed"] is False
