@@ -224,6 +224,7 @@ class ChatSettings(_Section):
     """The chat path: history, retrieval sizes and the prompt budget."""
 
     history_turns: int
+    history_max_messages: int
     top_k: int
     graph_max_chunks: int
     max_query_chars: int

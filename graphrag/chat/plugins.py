@@ -37,20 +37,31 @@ ANSWER_PROMPT = "answer"
 
 
 def load_history(services: ChatServices, turn: ChatTurn) -> None:
-    """The session's last completed messages, oldest first, as chat messages."""
-    limit = services.settings.chat.history_turns
+    """The session's completed messages, oldest first, fitted to the context budget.
+
+    With the agent memory, the conversation is compacted by its rules (older messages folded
+    into one stored summary past the budget, the last ones intact); without it, the last
+    `history_turns` messages are kept.
+    """
+    chat = services.settings.chat
     with session_scope(services.sessions) as session:
         rows = session.execute(
             select(Message.role, Message.content)
             .where(Message.session_id == turn.session_id, Message.completed.is_(True))
             .order_by(Message.created_at.desc(), Message.id.desc())
-            .limit(limit)
+            .limit(chat.history_max_messages)
         ).all()
-    turn.history = [
+    history = [
         ChatMessage(role=row.role.value, content=row.content)
         for row in reversed(rows)
         if row.role.value in ("user", "assistant")
     ]
+    if services.memory is None:
+        turn.history = history[-chat.history_turns :] if chat.history_turns else []
+        return
+    turn.history_summary, turn.history = services.memory.fit_history(
+        turn.tenant_id, turn.owner, turn.session_id, history
+    )
 
 
 def recall_memory(services: ChatServices, turn: ChatTurn) -> None:
@@ -138,6 +149,8 @@ def build_prompt(services: ChatServices, turn: ChatTurn) -> None:
         question=turn.request.query, passages="\n\n".join(passages) or "(no passage found)"
     )
     system = rendered.system or ""
+    if turn.history_summary:
+        system = f"{system}\n\nThe conversation so far, summarised:\n{turn.history_summary}"
     if turn.memory_context:
         system = f"{system}\n\nWhat you remember about this user:\n{turn.memory_context}"
     turn.messages = [

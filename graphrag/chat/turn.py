@@ -24,6 +24,13 @@ class MemoryPort(Protocol):
 
     def recall(self, tenant_id: uuid.UUID, owner: str, query: str) -> str: ...
 
+    def fit_history(
+        self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID, history: list[ChatMessage]
+    ) -> tuple[str | None, list[ChatMessage]]:
+        """The conversation within the context budget: a summary of what was folded (or None)
+        and the messages kept."""
+        ...
+
     def record_exchange(
         self,
         session: Session,
@@ -56,6 +63,7 @@ class ChatTurn:
     request: ChatRequest
     scopes: list[KbScope]
     history: list[ChatMessage] = field(default_factory=list)
+    history_summary: str | None = None
     memory_context: str = ""
     retrieval_query: str = ""
     entities: list[str] = field(default_factory=list)

@@ -7,7 +7,10 @@ import uuid
 from sqlalchemy.orm import Session
 
 from graphrag.db.engine import session_scope
+from graphrag.llm.prompts import ChatMessage
+from graphrag.memory.compaction import compact_session
 from graphrag.memory.context import MemoryContext
+from graphrag.memory.context_budget import ContextMessage
 from graphrag.memory.core_memory import read_core
 from graphrag.memory.models import MemoryOwner
 from graphrag.memory.prompt_block import render_memory_block
@@ -33,6 +36,20 @@ class ChatMemory:
         with session_scope(self.ctx.sessions) as db:
             core = read_core(db, who, self.ctx.settings)
         return render_memory_block(core, session_start_recall(self.ctx, who, query))
+
+    def fit_history(
+        self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID, history: list[ChatMessage]
+    ) -> tuple[str | None, list[ChatMessage]]:
+        """The session compacted to the budget; a summary made here is stored once per session."""
+        who = MemoryOwner(tenant_id=tenant_id, owner=owner)
+        messages = [ContextMessage(role=m.role, content=m.content) for m in history]
+        fitted = compact_session(self.ctx, who, session_id, messages).context
+        kept = [
+            ChatMessage(role=m.role, content=m.content)
+            for m in fitted.messages
+            if m.role in ("user", "assistant")
+        ]
+        return fitted.summary, kept
 
     def record_exchange(
         self,

@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.api_helpers import create_kb, upload, wait_terminal
+from tests.support.http_server import ThreadedServer
 from tests.support.worker import WorkerProcess
 
 pytestmark = pytest.mark.e2e
@@ -63,3 +66,50 @@ def test_memory_of_session_one_reaches_session_two(
     ]
     assert prompts, "no answer prompt was sent"
     assert "forty tonne containers" in prompts[-1] or FIRST_QUESTION in prompts[-1], prompts[-1]
+
+
+COMPACT_AT_CHARS = 400
+KEEP_LAST = 2
+TURNS = 4
+
+
+@pytest.fixture(scope="module")
+def compacting_api(settings: Settings, auth_headers: dict[str, str]) -> Iterator[httpx.Client]:
+    """An API whose memory compacts a conversation past a few hundred characters."""
+    from api.app import create_app
+
+    memory = settings.memory.model_copy(
+        update={"compact_threshold_chars": COMPACT_AT_CHARS, "keep_last_messages": KEEP_LAST}
+    )
+    app = create_app(settings.model_copy(update={"memory": memory}))
+    with (
+        ThreadedServer(app) as url,
+        httpx.Client(base_url=url, timeout=60.0, headers=auth_headers) as client,
+    ):
+        yield client
+
+
+def test_long_session_is_compacted_into_one_summary(
+    compacting_api: httpx.Client,
+    http: httpx.Client,
+    worker: WorkerProcess,
+    fresh_scripted_llm: ScriptedLlmServer,
+) -> None:
+    long_answer = "The crane report says: " + "lifting went well. " * 15
+    fresh_scripted_llm.set_rules(
+        [{"match": {"user": {"contains": "Passages:"}}, "reply": {"content": long_answer}}],
+        default={"content": "[]"},
+    )
+    owner = f"owner-{uuid.uuid4().hex[:8]}"
+    kb = create_kb(http)
+    wait_terminal(http, upload(http, kb["id"], "c.md", b"The crane lifts containers.").json()["id"])
+    chat = compacting_api.post("/api/v1/sessions", json={"kb_ids": [kb["id"]], "owner": owner})
+    session_id = chat.json()["id"]
+    for turn in range(TURNS):
+        _chat(compacting_api, session_id, f"Question number {turn} about the crane?")
+    last = json.dumps(fresh_scripted_llm.requests("/v1/chat/completions")[-1].body)
+    assert "The conversation so far, summarised" in last
+    assert "Question number 0" in last.split("Passages:")[0]  # folded into the summary
+    facts = compacting_api.get("/api/v1/memory/facts", params={"owner": owner}).json()
+    summaries = [f for f in facts["items"] if f["kind"] == "summary"]
+    assert len(summaries) == 1 and summaries[0]["session_id"] == session_id
