@@ -13,7 +13,7 @@ from neo4j import Driver
 
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
-from tests.support.api_helpers import create_kb, upload, wait_terminal
+from tests.support.api_helpers import create_kb, read_sse, upload, wait_terminal
 from tests.support.graph_helpers import kb_graph_rule, remove_label
 from tests.support.worker import WorkerProcess
 
@@ -51,17 +51,7 @@ def _agent_rules(settings: Settings, tool: str, arguments: dict[str, Any]) -> li
 
 
 def _sse(client: httpx.Client, session_id: str, body: dict[str, Any]) -> list[tuple[str, Any]]:
-    events: list[tuple[str, Any]] = []
-    with client.stream("POST", f"/api/v1/agent-chat/{session_id}", json=body) as response:
-        assert response.status_code == 200
-        assert response.headers["content-type"].startswith("text/event-stream")
-        name = ""
-        for line in response.iter_lines():
-            if line.startswith("event: "):
-                name = line.removeprefix("event: ")
-            elif line.startswith("data: "):
-                events.append((name, json.loads(line.removeprefix("data: "))))
-    return events
+    return read_sse(client, f"/api/v1/agent-chat/{session_id}", body)
 
 
 def _agent_requests(llm: ScriptedLlmServer) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from neo4j import Driver
 
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
-from tests.support.api_helpers import create_kb, upload, wait_terminal
+from tests.support.api_helpers import create_kb, read_sse, upload, wait_terminal
 from tests.support.graph_helpers import kb_graph_rule, remove_label
 from tests.support.http_server import ThreadedServer
 from tests.support.worker import WorkerProcess
@@ -74,17 +74,7 @@ def chat_api(settings: Settings, auth_headers: dict[str, str]) -> Iterator[httpx
 
 
 def _sse(client: httpx.Client, session_id: str, body: dict[str, Any]) -> list[tuple[str, Any]]:
-    events: list[tuple[str, Any]] = []
-    with client.stream("POST", f"/api/v1/knowledge-chat/{session_id}", json=body) as response:
-        assert response.status_code == 200
-        assert response.headers["content-type"].startswith("text/event-stream")
-        name = ""
-        for line in response.iter_lines():
-            if line.startswith("event: "):
-                name = line.removeprefix("event: ")
-            elif line.startswith("data: "):
-                events.append((name, json.loads(line.removeprefix("data: "))))
-    return events
+    return read_sse(client, f"/api/v1/knowledge-chat/{session_id}", body)
 
 
 def _reference_chunks(events: list[tuple[str, Any]]) -> dict[str, str]:

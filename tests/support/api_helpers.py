@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from typing import Any
 
 import httpx
 
-__all__ = ["all_chunks", "create_kb", "upload", "wait_terminal"]
+__all__ = ["all_chunks", "create_kb", "read_sse", "upload", "wait_terminal"]
 
 WAIT_TIMEOUT_S = 240.0
 POLL_S = 0.25
@@ -55,3 +56,18 @@ def all_chunks(http: httpx.Client, knowledge_id: str) -> list[dict[str, Any]]:
         if len(items) >= body["total"]:
             return items
         page += 1
+
+
+def read_sse(client: httpx.Client, url: str, body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """POST `body` and read the whole Server-Sent Events answer as (event, data) pairs."""
+    events: list[tuple[str, Any]] = []
+    with client.stream("POST", url, json=body) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        name = ""
+        for line in response.iter_lines():
+            if line.startswith("event: "):
+                name = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                events.append((name, json.loads(line.removeprefix("data: "))))
+    return events
