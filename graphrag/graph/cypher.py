@@ -37,14 +37,13 @@ SET node.attributes = apoc.coll.union(coalesce(node.attributes, []), row.attribu
 RETURN count(node) AS nodes
 """
 
-# Endpoints are merged the same way (they exist already: the parser lists every endpoint as a
-# node), then the typed relation carries the chunks it was read in.
+# Endpoints were merged by MERGE_NODES earlier in the same transaction (the store adds any
+# endpoint missing from the node list), so they are found through the (kg, name) constraint's
+# index; the typed relation carries the chunks it was read in.
 MERGE_RELATIONS = """
 UNWIND $rows AS row
-CALL apoc.merge.node(row.labels, {name: row.source, kg: row.kg},
-                     {attributes: [], chunks: []}, {}) YIELD node AS a
-CALL apoc.merge.node(row.labels, {name: row.target, kg: row.kg},
-                     {attributes: [], chunks: []}, {}) YIELD node AS b
+MATCH (a:GraphEntity {kg: row.kg, name: row.source})
+MATCH (b:GraphEntity {kg: row.kg, name: row.target})
 CALL apoc.merge.relationship(a, row.type, {}, {chunks: []}, b, {}) YIELD rel
 SET rel.chunks = apoc.coll.union(coalesce(rel.chunks, []), row.chunks)
 RETURN count(rel) AS relations

@@ -78,9 +78,18 @@ class Neo4jGraphStore:
             }
             for n in graph.nodes
         ]
+        named = {n.name for n in graph.nodes}
+        endpoints = dict.fromkeys(
+            name for r in graph.relations for name in (r.node1, r.node2) if name not in named
+        )
+        # An endpoint missing from the node list is created if need be, but was not "read" as an
+        # entity in this chunk: it gets no chunk of its own (as before relations were batched).
+        nodes += [
+            {"labels": labels, "name": name, "kg": kg, "attributes": [], "chunks": []}
+            for name in endpoints
+        ]
         relations = [
             {
-                "labels": labels,
                 "source": r.node1,
                 "target": r.node2,
                 "type": r.type,
