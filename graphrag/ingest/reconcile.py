@@ -44,18 +44,19 @@ def reconcile(ctx: IngestContext, stuck_after_s: int | None = None) -> Reconcile
             )
             .with_for_update(skip_locked=True)
         ).all()
-        pending_chunks: dict[uuid.UUID, list[uuid.UUID]] = {}
-        for doc_id, _attempt, status in stuck:
-            if status == ParseStatus.FINALIZING:
-                pending_chunks[doc_id] = list(
-                    session.execute(
-                        select(Chunk.id)
-                        .where(
-                            Chunk.knowledge_id == doc_id, Chunk.graph_status == GraphStatus.PENDING
-                        )
-                        .order_by(Chunk.seq)
-                    ).scalars()
+        finalizing = [doc_id for doc_id, _, status in stuck if status == ParseStatus.FINALIZING]
+        pending_chunks: dict[uuid.UUID, list[uuid.UUID]] = {doc_id: [] for doc_id in finalizing}
+        if finalizing:
+            rows = session.execute(
+                select(Chunk.knowledge_id, Chunk.id)
+                .where(
+                    Chunk.knowledge_id.in_(finalizing),
+                    Chunk.graph_status == GraphStatus.PENDING,
                 )
+                .order_by(Chunk.knowledge_id, Chunk.seq)
+            )
+            for doc_id, chunk_id in rows:
+                pending_chunks[doc_id].append(chunk_id)
         session.execute(
             update(Knowledge)
             .where(Knowledge.id.in_([row[0] for row in stuck]))
