@@ -31,7 +31,7 @@ from tests.support.services import (
 )
 from tests.support.worker import WorkerProcess
 
-pytest_plugins = ["tests.fakes.fixtures"]
+pytest_plugins = ["tests.fakes.fixtures", "tests.support.memory_fixtures"]
 
 
 @pytest.fixture(scope="session")

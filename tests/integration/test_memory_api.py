@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from celery import Celery
-from neo4j import Driver
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
@@ -19,7 +17,7 @@ from graphrag.memory.models import MemoryOwner
 from graphrag.memory.recall_log import record_exchange
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
-from tests.support.memory_helpers import ManualClock, new_chat_session, owned_memory
+from tests.support.memory_helpers import ManualClock, new_chat_session
 from tests.support.worker import WorkerProcess
 
 pytestmark = pytest.mark.integration
@@ -27,14 +25,6 @@ pytestmark = pytest.mark.integration
 BASE = "/api/v1/memory"
 CLOSE_WAIT_S = 120.0
 POLL_S = 0.25
-
-
-@pytest.fixture
-def owner(
-    settings: Settings, session_factory: sessionmaker[Session], neo4j_driver: Driver
-) -> Iterator[MemoryOwner]:
-    with owned_memory(settings, session_factory, neo4j_driver) as who:
-        yield who
 
 
 def test_facts_add_dedup_list_get_search_delete(http: httpx.Client, owner: MemoryOwner) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import uuid
-from collections.abc import Iterator
 
 import pytest
 from neo4j import Driver
@@ -42,19 +41,6 @@ from tests.support.memory_helpers import (
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def owner(
-    settings: Settings, session_factory: sessionmaker[Session], neo4j_driver: Driver
-) -> Iterator[MemoryOwner]:
-    with owned_memory(settings, session_factory, neo4j_driver) as who:
-        yield who
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
 
 
 @pytest.fixture

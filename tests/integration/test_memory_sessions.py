@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
 from neo4j import Driver
@@ -35,7 +34,6 @@ from tests.support.memory_helpers import (
     memory_context,
     mentions,
     new_chat_session,
-    owned_memory,
 )
 
 pytestmark = pytest.mark.integration
@@ -47,19 +45,6 @@ ORION_GRAPH = {
     ],
     "relations": [{"node1": "Project Orion", "node2": "PostgreSQL", "type": "uses"}],
 }
-
-
-@pytest.fixture
-def owner(
-    settings: Settings, session_factory: sessionmaker[Session], neo4j_driver: Driver
-) -> Iterator[MemoryOwner]:
-    with owned_memory(settings, session_factory, neo4j_driver) as who:
-        yield who
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
 
 
 @pytest.fixture
