@@ -15,6 +15,7 @@ from graphrag.graph.factory import build_graph_store
 from graphrag.ingest.batch import find_kb_by_name
 from graphrag.llm.client import LlmClient
 from graphrag.search.embeddings import build_embedder
+from graphrag.search.models import GraphContribution
 from graphrag.settings import Settings
 from graphrag.tenancy import ensure_tenant
 
@@ -31,6 +32,13 @@ def _services(settings: Settings) -> ChatServices:
         llm=LlmClient(settings.llm),
         graph=build_graph_store(settings),
     )
+
+
+def _graph_cell(graph: GraphContribution | None) -> str:
+    """How the graph ranked a reference: its graph rank and the path from the question."""
+    if graph is None:
+        return ""
+    return f"#{graph.rank} via {' -> '.join(graph.path)}"
 
 
 def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bool:
@@ -50,10 +58,15 @@ def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bo
         elif event.type is ChatEventType.ERROR:
             console.print(f"\n[red]{event.data['message']}[/]")
     console.print()
-    table = Table("#", "document", "page", "match", "excerpt", title="references")
+    table = Table("#", "document", "page", "match", "graph", "excerpt", title="references")
     for ref in turn.references:
         table.add_row(
-            str(ref.n), ref.file_name, str(ref.page or ""), ref.match_type, ref.excerpt[:80]
+            str(ref.n),
+            ref.file_name,
+            str(ref.page or ""),
+            ref.match_type,
+            _graph_cell(ref.graph),
+            ref.excerpt[:80],
         )
     console.print(table)
     if turn.entities:

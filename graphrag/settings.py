@@ -186,6 +186,25 @@ class SearchSettings(_Section):
     max_knowledge_ids: int = Field(gt=0)
     hnsw_ef_search: int = Field(gt=0)
     hnsw_iterative_scan: Literal["off", "relaxed_order", "strict_order"]
+    graph_ranker: Literal["ppr", "entity_overlap"]
+    graph_weight: float = Field(ge=0.0)
+    graph_list_size: int = Field(gt=0)
+    graph_max_question_words: int = Field(gt=0)
+    graph_min_key_chars: int = Field(gt=0)
+    graph_max_keys: int = Field(gt=0)
+    graph_max_instances: int = Field(gt=0)
+    graph_max_neighbours: int = Field(ge=0)
+    graph_max_chunks_per_entity: int = Field(gt=0)
+    graph_hops: int = Field(ge=1, le=2)
+    graph_max_expand_keys: int = Field(ge=0)
+    graph_max_nodes: int = Field(gt=0)
+    graph_ppr_damping: float = Field(gt=0.0, lt=1.0)
+    graph_ppr_max_iterations: int = Field(gt=0)
+    graph_ppr_tolerance: float = Field(gt=0.0)
+    graph_neighbour_decay: float = Field(ge=0.0, le=1.0)
+    graph_passage_seed_weight: float = Field(ge=0.0)
+    graph_passage_seeds: int = Field(ge=0)
+    graph_parallel_bases: int = Field(gt=0)
 
 
 class ExtractionSettings(_Section):
@@ -226,7 +245,7 @@ class ChatSettings(_Section):
     history_turns: int
     history_max_messages: int
     top_k: int
-    graph_max_chunks: int
+    passage_join_max_overlap: int = Field(ge=0)
     max_query_chars: int
     max_kbs: int
     context_max_chars: int

@@ -1,10 +1,10 @@
 """`query_knowledge_graph`: the agent's tool that really reads the knowledge graph.
 
-For each graph-enabled base in scope it runs SearchNode (entities whose name contains one of
-the given names, their neighbours and relations), then loads the visible chunks those entities
-were read from. Entities and relations whose every source chunk is gone (deleted, disabled,
-re-parsed) are left out. A base without a graph, or whose graph cannot be read right now, is
-searched with plain hybrid search instead, and the output says so for each base.
+For each graph-enabled base in scope it ranks chunks through the graph for the given names
+(`search.graph_retrieval`, the same path as `/search` and the knowledge chat) and lists the
+entities and relations that led to the visible ones. A base without a graph, or whose graph
+cannot be read right now, is searched with plain hybrid search instead, and the output says so
+for each base.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from graphrag.chat.agent_tools import ToolName, ToolResult, hybrid_hits
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.engine import session_scope
 from graphrag.errors import GraphStoreError
-from graphrag.graph.search_models import GraphSearchResult
-from graphrag.search.graph_complement import graph_chunk_ids, load_graph_hits
-from graphrag.search.models import KbScope, SearchHit
+from graphrag.search.graph_retrieval import GraphQuery, find_graph_hits
+from graphrag.search.models import KbScope, MatchType, SearchHit
 
 __all__ = ["GraphQueryArgs", "GraphQueryTool", "KbGraphState"]
 
@@ -45,29 +44,12 @@ class GraphQueryArgs(BaseModel):
 
 @dataclass
 class _Found:
-    """What the graph bases gave, merged: entity lines, relation lines, chunks in order."""
+    """What the graph bases gave, merged: entity names, relation triples, chunks in order."""
 
-    entities: dict[str, list[str]] = field(default_factory=dict)  # name -> attributes
+    entities: dict[str, None] = field(default_factory=dict)
     relations: dict[tuple[str, str, str], None] = field(default_factory=dict)
     hits: list[SearchHit] = field(default_factory=list)
     truncated: bool = False
-
-
-def _kept(
-    result: GraphSearchResult, visible: set[str]
-) -> tuple[list[tuple[str, list[str]]], list[tuple[str, str, str]]]:
-    """Entities (seeds first) with a visible source chunk, and relations between kept ones."""
-    seeds = set(result.seed_ids)
-    ordered = [n for n in result.nodes if n.id in seeds] + [
-        n for n in result.nodes if n.id not in seeds
-    ]
-    nodes = {n.id: n for n in ordered if visible.intersection(n.chunks)}
-    relations = [
-        (nodes[r.source].name, r.type, nodes[r.target].name)
-        for r in result.relations
-        if r.source in nodes and r.target in nodes and visible.intersection(r.chunks)
-    ]
-    return [(n.name, n.attributes) for n in nodes.values()], relations
 
 
 class GraphQueryTool:
@@ -82,25 +64,40 @@ class GraphQueryTool:
         self.description = description
 
     def _search_graph(self, scope: KbScope, names: list[str], found: _Found) -> dict[str, Any]:
-        """SearchNode in one base, then its visible chunks; the base's state for the output."""
-        knowledge_ids = self._turn.request.knowledge_ids
-        result = self._services.graph.search_nodes(scope.kb_id, names, knowledge_ids)
-        with session_scope(self._services.sessions) as session:
-            hits = load_graph_hits(session, graph_chunk_ids(result), [scope.kb_id], knowledge_ids)
-        entities, relations = _kept(result, {str(hit.chunk_id) for hit in hits})
-        for name, attributes in entities:
-            merged = found.entities.setdefault(name, [])
-            merged.extend(a for a in attributes if a not in merged)
-        for relation in relations:
-            found.relations.setdefault(relation, None)
-        found.hits.extend(hits)
-        found.truncated = found.truncated or result.truncated
+        """Graph ranking in one base; the entities and relations behind its visible chunks."""
+        services = self._services
+        query = GraphQuery(
+            question=" ; ".join(names),
+            kb_ids=[scope.kb_id],
+            entities=names,
+            knowledge_ids=self._turn.request.knowledge_ids,
+        )
+        with session_scope(services.sessions) as session:
+            ranking = find_graph_hits(session, services.graph, services.settings.search, query)
+        relations = 0
+        for item in ranking.hits:
+            path = item.contribution.path
+            for name in (*item.contribution.seeds, *path[::2]):
+                found.entities.setdefault(name, None)
+            if len(path) == 3:
+                relations += (path[0], path[1], path[2]) not in found.relations
+                found.relations.setdefault((path[0], path[1], path[2]), None)
+            found.hits.append(
+                SearchHit(
+                    **item.chunk.model_dump(exclude={"score"}),
+                    score=item.contribution.score,
+                    rank=len(found.hits) + 1,
+                    match_type=MatchType.GRAPH,
+                    graph=item.contribution,
+                )
+            )
+        found.truncated = found.truncated or ranking.truncated
         return {
             "kb_id": str(scope.kb_id),
             "state": KbGraphState.GRAPH_SEARCHED.value,
-            "entities": len(entities),
-            "relations": len(relations),
-            "truncated": result.truncated,
+            "entities": len(ranking.seeds),
+            "relations": relations,
+            "truncated": ranking.truncated,
         }
 
     def run(self, arguments: dict[str, Any], evidence: Evidence) -> ToolResult:
@@ -123,15 +120,15 @@ class GraphQueryTool:
                 state = KbGraphState.GRAPH_UNAVAILABLE_HYBRID_SEARCH.value
                 states.append({"kb_id": kb_id, "state": state, "reason": exc.message})
                 fallback.append(scope)
-        hits = found.hits[: chat.graph_max_chunks]
+        hits = found.hits[: chat.top_k]
         if fallback and names:
             hits += hybrid_hits(self._services, self._turn, ", ".join(names), fallback)
         passages = evidence.add(hits)
-        entities = list(found.entities.items())[: chat.agent_graph_max_items]
+        entities = list(found.entities)[: chat.agent_graph_max_items]
         relations = list(found.relations)[: chat.agent_graph_max_items]
         output = {
             "knowledge_bases": states,
-            "entities": [{"name": n, "attributes": a} for n, a in entities],
+            "entities": [{"name": n} for n in entities],
             "relations": [{"source": s, "type": t, "target": o} for s, t, o in relations],
             "passages": passages,
             "truncated": found.truncated
@@ -145,7 +142,7 @@ class GraphQueryTool:
                 f" ({', '.join(state['state'] for state in states)})"
             ),
             detail={
-                "entities": [n for n, _ in entities],
+                "entities": entities,
                 "relations": [list(r) for r in relations],
                 "knowledge_bases": states,
                 "passages": [p["n"] for p in passages],

@@ -1,4 +1,4 @@
-"""The chat pipeline: plugins bound to events, run in order, two searches side by side."""
+"""The chat pipeline: plugins bound to events, run in order (stages of one group side by side)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ class ChatStage(StrEnum):
     MEMORY_RECALL = "memory_recall"
     QUERY_UNDERSTAND = "query_understand"
     CHUNK_SEARCH = "chunk_search"
-    ENTITY_SEARCH = "entity_search"
     RERANK = "rerank"
     MERGE = "merge"
     PROMPT = "prompt"
@@ -32,7 +31,6 @@ DEFAULT_PLUGINS: Mapping[ChatStage, list[Plugin]] = {
     ChatStage.MEMORY_RECALL: [plugins.recall_memory],
     ChatStage.QUERY_UNDERSTAND: [plugins.understand_query],
     ChatStage.CHUNK_SEARCH: [plugins.chunk_search],
-    ChatStage.ENTITY_SEARCH: [plugins.entity_search],
     ChatStage.RERANK: [],  # a reranker hooks in here; none by default
     ChatStage.MERGE: [plugins.merge_hits],
     ChatStage.PROMPT: [plugins.build_prompt],
@@ -43,7 +41,7 @@ PREPARE_ORDER: tuple[tuple[ChatStage, ...], ...] = (
     (ChatStage.LOAD_HISTORY,),
     (ChatStage.MEMORY_RECALL,),
     (ChatStage.QUERY_UNDERSTAND,),
-    (ChatStage.CHUNK_SEARCH, ChatStage.ENTITY_SEARCH),
+    (ChatStage.CHUNK_SEARCH,),
     (ChatStage.RERANK,),
     (ChatStage.MERGE,),
     (ChatStage.PROMPT,),

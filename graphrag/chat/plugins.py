@@ -17,14 +17,13 @@ from graphrag.db.engine import session_scope
 from graphrag.db.models import Message
 from graphrag.errors import LlmUnavailableError
 from graphrag.llm.prompts import ChatMessage, load_prompt
-from graphrag.search.graph_complement import EntityGraphComplement
-from graphrag.search.models import MatchType, RetrievalRequest
-from graphrag.search.retrieval import retrieve
+from graphrag.search.models import RetrievalRequest
+from graphrag.search.passages import join_neighbours
+from graphrag.search.retrieval import GraphSource, retrieve
 
 __all__ = [
     "build_prompt",
     "chunk_search",
-    "entity_search",
     "load_history",
     "merge_hits",
     "recall_memory",
@@ -89,7 +88,11 @@ def understand_query(services: ChatServices, turn: ChatTurn) -> None:
 
 
 def chunk_search(services: ChatServices, turn: ChatTurn) -> None:
-    """Vector + keyword search over the scope, fused by weighted RRF."""
+    """Vector, keyword and (for graph-enabled bases) graph lists, fused by weighted RRF.
+
+    The graph list is seeded by the question's words and the entity names found in it; the
+    request's `use_graph` turns it off.
+    """
     search = services.settings.search
     request = RetrievalRequest(
         query=turn.retrieval_query,
@@ -98,52 +101,43 @@ def chunk_search(services: ChatServices, turn: ChatTurn) -> None:
         top_k=services.settings.chat.top_k,
         vector_threshold=search.vector_threshold,
         keyword_threshold=search.keyword_threshold,
-        use_graph=False,
+        use_graph=bool(turn.graph_kb_ids),
     )
+    graph = GraphSource(store=services.graph, entities=turn.entities)
     with session_scope(services.sessions) as session:
-        turn.chunk_hits = retrieve(session, services.embedder, search, request).hits
-
-
-def entity_search(services: ChatServices, turn: ChatTurn) -> None:
-    """Chunks of the question's entities, found with SearchNode in each graph-enabled base."""
-    if not (turn.entities and turn.graph_kb_ids):
-        return
-    complement = EntityGraphComplement(
-        services.graph,
-        turn.entities,
-        services.settings.chat.graph_max_chunks,
-        turn.request.knowledge_ids,
-    )
-    with session_scope(services.sessions) as session:
-        turn.graph_hits = complement(session, turn.request.query, turn.graph_kb_ids, [])
-    turn.graph_truncated = complement.truncated
+        result = retrieve(session, services.embedder, search, request, graph)
+    turn.chunk_hits = result.hits
+    turn.graph_truncated = result.graph_truncated
 
 
 def merge_hits(services: ChatServices, turn: ChatTurn) -> None:
-    """Search hits first, then graph chunks the search did not return, marked `graph`."""
-    seen = {hit.chunk_id for hit in turn.chunk_hits}
-    extra = [
-        hit.model_copy(update={"match_type": MatchType.GRAPH})
-        for hit in turn.graph_hits
-        if hit.chunk_id not in seen
-    ]
-    turn.hits = turn.chunk_hits + extra[: services.settings.chat.graph_max_chunks]
+    """The fused hits, neighbouring chunks of one document joined into one passage each."""
+    turn.hits = turn.chunk_hits
+    turn.passages = join_neighbours(turn.hits, services.settings.chat.passage_join_max_overlap)
 
 
 def build_prompt(services: ChatServices, turn: ChatTurn) -> None:
-    """Numbered passages within the character budget, the references, and the messages."""
+    """Numbered passages within the character budget, the references, and the messages.
+
+    A passage made of several neighbouring chunks is cited by one number; each of its chunks
+    is a reference with that number.
+    """
     chat = services.settings.chat
     budget = chat.context_max_chars
     passages: list[str] = []
-    for hit in turn.hits:
-        text = hit.content.strip()
+    for passage in turn.passages:
+        text = passage.text
         if not text or len(text) > budget:
             continue
         budget -= len(text)
         n = len(passages) + 1
-        where = f"{hit.file_name}, page {hit.page}" if hit.page else hit.file_name
+        first = passage.hits[0]
+        where = f"{first.file_name}, page {first.page}" if first.page else first.file_name
         passages.append(f"[{n}] ({where})\n{text}")
-        turn.references.append(Reference.from_hit(n, hit, text[: chat.reference_excerpt_chars]))
+        turn.references.extend(
+            Reference.from_hit(n, hit, hit.content.strip()[: chat.reference_excerpt_chars])
+            for hit in passage.hits
+        )
     template = load_prompt(ANSWER_PROMPT, services.settings.extraction.prompt_templates_dir)
     rendered = template.render(
         question=turn.request.query, passages="\n\n".join(passages) or "(no passage found)"

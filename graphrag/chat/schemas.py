@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.db.enums import MessageRole
-from graphrag.search.models import SearchHit
+from graphrag.search.models import GraphContribution, SearchHit
 
 __all__ = [
     "ChatEvent",
@@ -61,6 +61,7 @@ class Reference(BaseModel):
     page: int | None
     match_type: str
     excerpt: str
+    graph: GraphContribution | None = None  # how the graph ranked this passage, when it did
 
     @classmethod
     def from_hit(cls, n: int, hit: SearchHit, excerpt: str) -> Reference:
@@ -74,6 +75,7 @@ class Reference(BaseModel):
             page=hit.page,
             match_type=hit.match_type.value,
             excerpt=excerpt,
+            graph=hit.graph,
         )
 
 

@@ -14,6 +14,7 @@ from graphrag.llm.client import LlmClient
 from graphrag.llm.prompts import ChatMessage
 from graphrag.search.embeddings import Embedder
 from graphrag.search.models import KbScope, SearchHit
+from graphrag.search.passages import Passage
 from graphrag.settings import Settings
 
 __all__ = ["ChatServices", "ChatTurn", "MemoryPort"]
@@ -68,8 +69,8 @@ class ChatTurn:
     retrieval_query: str = ""
     entities: list[str] = field(default_factory=list)
     chunk_hits: list[SearchHit] = field(default_factory=list)
-    graph_hits: list[SearchHit] = field(default_factory=list)
     hits: list[SearchHit] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
     messages: list[ChatMessage] = field(default_factory=list)
     answer: str = ""

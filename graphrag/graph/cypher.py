@@ -7,11 +7,16 @@ from a validated UUID and so can hold nothing but `ENTITY`, hex digits and under
 from __future__ import annotations
 
 __all__ = [
+    "BASE_ENTITY_KEY_CONSTRAINT",
     "COUNT_BY_LABEL",
+    "DELETE_BASE_ENTITIES",
     "DELETE_BY_LABEL",
     "DELETE_BY_LABEL_INNER",
     "DELETE_BY_LABEL_OUTER",
+    "DELETE_ORPHAN_BASE_ENTITIES",
+    "DOCUMENT_ENTITY_KEYS",
     "ENTITY_KEY_CONSTRAINT",
+    "ENTITY_NEIGHBOURHOOD",
     "ENTITY_RELATIONS",
     "MATCH_ENTITIES",
     "MERGE_NODES",
@@ -26,14 +31,26 @@ CREATE CONSTRAINT graph_entity_key IF NOT EXISTS
 FOR (n:GraphEntity) REQUIRE (n.kg, n.name) IS UNIQUE
 """
 
+# The base-level node that joins the per-document nodes of one name key: (kb, key) is unique,
+# so two workers linking the same name at once meet on one node.
+BASE_ENTITY_KEY_CONSTRAINT = """
+CREATE CONSTRAINT base_entity_key IF NOT EXISTS
+FOR (c:BaseEntity) REQUIRE (c.kb, c.key) IS UNIQUE
+"""
+
 # One row per entity: merge on (name, kg) under both namespace labels, then grow the lists, so
-# the same entity read in two chunks of a document is one node listing both chunks.
+# the same entity read in two chunks of a document is one node listing both chunks. A node whose
+# name has a key is linked to the base's node of that key (cross-document link), made if need be.
 MERGE_NODES = """
 UNWIND $rows AS row
 CALL apoc.merge.node(row.labels, {name: row.name, kg: row.kg},
                      {attributes: [], chunks: []}, {}) YIELD node
 SET node.attributes = apoc.coll.union(coalesce(node.attributes, []), row.attributes),
-    node.chunks = apoc.coll.union(coalesce(node.chunks, []), row.chunks)
+    node.chunks = apoc.coll.union(coalesce(node.chunks, []), row.chunks),
+    node.key = row.key
+FOREACH (_ IN CASE WHEN row.key <> '' THEN [1] ELSE [] END |
+  MERGE (c:BaseEntity {kb: row.kb, key: row.key})
+  MERGE (node)-[:INSTANCE_OF]->(c))
 RETURN count(node) AS nodes
 """
 
@@ -49,9 +66,34 @@ SET rel.chunks = apoc.coll.union(coalesce(rel.chunks, []), row.chunks)
 RETURN count(rel) AS relations
 """
 
+# Relations between entities only: the INSTANCE_OF link to the base node is not one.
 COUNT_BY_LABEL = """
 MATCH (n:{label})
-RETURN count(n) AS nodes, sum(COUNT {{ (n)-[]->() }}) AS relations
+RETURN count(n) AS nodes, sum(COUNT {{ (n)-[]->(:GraphEntity) }}) AS relations
+"""
+
+# The name keys of a document's nodes, read before the document is deleted.
+DOCUMENT_ENTITY_KEYS = """
+MATCH (n:{label})
+WHERE n.key IS NOT NULL AND n.key <> ''
+RETURN collect(DISTINCT n.key) AS keys
+"""
+
+# Base nodes of these keys that no document node links to any more (after a document delete).
+DELETE_ORPHAN_BASE_ENTITIES = """
+UNWIND $keys AS key
+MATCH (c:BaseEntity {kb: $kb, key: key})
+WHERE NOT EXISTS { (c)<-[:INSTANCE_OF]-() }
+DELETE c
+RETURN count(c) AS removed
+"""
+
+# Every base node of a knowledge base, in batches (after the base's entities are gone).
+DELETE_BASE_ENTITIES = """
+CALL apoc.periodic.iterate('MATCH (c:BaseEntity {kb: $kb}) RETURN c', 'DETACH DELETE c',
+                           {batchSize: $batch_size, parallel: false, params: {kb: $kb}})
+YIELD batches, total, errorMessages
+RETURN batches, total, errorMessages
 """
 
 # Batched deletion of a namespace with apoc.periodic.iterate (the label is spliced, see above).
@@ -118,6 +160,39 @@ RETURN {{id: elementId(r), type: type(r), chunks: r.chunks,
        b {{.name, .kg, .attributes, .chunks, id: elementId(b)}} AS target
 ORDER BY first_rank, relation.type, relation.id
 LIMIT $probe
+"""
+
+
+# The subgraph around name keys of one base, read in one query: for each key that has a base
+# node, the number of document nodes linked to it, then at most $max_instances of them (of the
+# documents $kgs, when given) with their chunks, and for each at most $max_neighbours related
+# entities with their keys and chunks. Chunk lists are cut at $max_chunks, so a hub entity named
+# in thousands of chunks costs no more than any other.
+ENTITY_NEIGHBOURHOOD = """
+UNWIND $keys AS key
+MATCH (c:BaseEntity {kb: $kb, key: key})
+WITH c, COUNT { (c)<-[:INSTANCE_OF]-() } AS instances
+CALL {
+  WITH c
+  MATCH (c)<-[:INSTANCE_OF]-(n:GraphEntity)
+  WHERE $kgs IS NULL OR n.kg IN $kgs
+  RETURN n
+  ORDER BY elementId(n)
+  LIMIT $max_instances
+}
+CALL {
+  WITH n
+  OPTIONAL MATCH (n)-[r]-(m:GraphEntity)
+  WHERE $max_neighbours > 0
+  WITH r, m
+  ORDER BY elementId(r)
+  LIMIT $max_neighbours
+  RETURN collect(CASE WHEN m IS NULL THEN null
+                 ELSE {key: m.key, name: m.name, type: type(r), chunks: m.chunks[..$max_chunks]}
+                 END) AS neighbours
+}
+RETURN c.key AS key, instances, n.name AS name, n.kg AS kg,
+       n.chunks[..$max_chunks] AS chunks, neighbours
 """
 
 

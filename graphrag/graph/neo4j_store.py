@@ -14,6 +14,8 @@ from graphrag.errors import GraphStoreError
 from graphrag.extraction.models import GraphData, normalize_space
 from graphrag.graph import cypher
 from graphrag.graph.labels import ENTITY_KEY_LABEL, entity_label
+from graphrag.graph.names import name_key
+from graphrag.graph.neighbourhood import KeyInstance, NeighbourhoodLimits, key_instance
 from graphrag.graph.search_models import (
     EntityMatches,
     GraphEntity,
@@ -50,7 +52,8 @@ class Neo4jGraphStore:
         Without it, two chunks of a document naming the same entity, merged at the same time by
         two workers, can each create a node.
         """
-        self.driver.execute_query(cypher.ENTITY_KEY_CONSTRAINT, database_=self.settings.database)
+        for constraint in (cypher.ENTITY_KEY_CONSTRAINT, cypher.BASE_ENTITY_KEY_CONSTRAINT):
+            self.driver.execute_query(constraint, database_=self.settings.database)
 
     def ensure_kb_indexes(self, kb_id: uuid.UUID) -> None:
         """The name index for the base's label, created once (IF NOT EXISTS)."""
@@ -67,11 +70,13 @@ class Neo4jGraphStore:
         the chunk lists are unions.
         """
         labels = [ENTITY_KEY_LABEL, entity_label(kb_id), entity_label(knowledge_id)]
-        kg, chunk = str(knowledge_id), str(chunk_id)
+        kb, kg, chunk = str(kb_id), str(knowledge_id), str(chunk_id)
         nodes = [
             {
                 "labels": labels,
                 "name": n.name,
+                "key": name_key(n.name),
+                "kb": kb,
                 "kg": kg,
                 "attributes": n.attributes,
                 "chunks": [chunk],
@@ -85,7 +90,15 @@ class Neo4jGraphStore:
         # An endpoint missing from the node list is created if need be, but was not "read" as an
         # entity in this chunk: it gets no chunk of its own (as before relations were batched).
         nodes += [
-            {"labels": labels, "name": name, "kg": kg, "attributes": [], "chunks": []}
+            {
+                "labels": labels,
+                "name": name,
+                "key": name_key(name),
+                "kb": kb,
+                "kg": kg,
+                "attributes": [],
+                "chunks": [],
+            }
             for name in endpoints
         ]
         relations = [
@@ -135,17 +148,63 @@ class Neo4jGraphStore:
         return int(row["total"])
 
     def delete_document(self, kb_id: uuid.UUID, knowledge_id: uuid.UUID) -> int:
-        """Every node of the document, with its relations, in batches."""
-        return self._delete_label(entity_label(knowledge_id))
+        """Every node of the document, with its relations, in batches; then the base nodes that
+        only this document linked to. Other documents' nodes and links stay as they are."""
+        label = entity_label(knowledge_id)
+        try:
+            records, _, _ = self.driver.execute_query(
+                cypher.DOCUMENT_ENTITY_KEYS.format(label=label), database_=self.settings.database
+            )
+            removed = self._delete_label(label)
+            self.driver.execute_query(
+                cypher.DELETE_ORPHAN_BASE_ENTITIES,
+                kb=str(kb_id),
+                keys=list(records[0]["keys"]),
+                database_=self.settings.database,
+            )
+        except _UNREACHABLE as exc:
+            raise GraphStoreError(f"graph delete failed: {exc}") from exc
+        return removed
 
     def delete_knowledge_base(self, kb_id: uuid.UUID) -> int:
         """Every node of the base, with its relations, in batches, then the base's name index."""
         label = entity_label(kb_id)
         removed = self._delete_label(label)
+        records, _, _ = self.driver.execute_query(
+            cypher.DELETE_BASE_ENTITIES,
+            kb=str(kb_id),
+            batch_size=self.settings.delete_batch_size,
+            database_=self.settings.database,
+        )
+        if records[0]["errorMessages"]:
+            raise GraphStoreError("graph delete failed", errors=records[0]["errorMessages"])
         self.driver.execute_query(
             cypher.drop_name_index_ddl(label), database_=self.settings.database
         )
         return removed
+
+    def entity_neighbourhood(
+        self,
+        kb_id: uuid.UUID,
+        keys: Sequence[str],
+        knowledge_ids: Sequence[uuid.UUID] | None,
+        limits: NeighbourhoodLimits,
+    ) -> list[KeyInstance]:
+        """The document nodes of the base linked to these name keys, with their neighbours."""
+        if not keys or (knowledge_ids is not None and not knowledge_ids):
+            return []
+        rows = self._read(
+            cypher.ENTITY_NEIGHBOURHOOD,
+            {
+                "kb": str(kb_id),
+                "keys": list(keys),
+                "kgs": _kg_list(knowledge_ids),
+                "max_instances": limits.max_instances,
+                "max_neighbours": limits.max_neighbours,
+                "max_chunks": limits.max_chunks,
+            },
+        )
+        return [key_instance(row) for row in rows]
 
     def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         """The rows of one query run in a read transaction, bounded by the transaction timeout."""

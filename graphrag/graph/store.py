@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 from graphrag.extraction.models import GraphData
+from graphrag.graph.neighbourhood import KeyInstance, NeighbourhoodLimits
 from graphrag.graph.search_models import EntityMatches, GraphSearchResult, RelationMatches
 
 __all__ = ["DisabledGraphStore", "GraphCounts", "GraphStore"]
@@ -56,6 +57,16 @@ class GraphStore(Protocol):
         limit: int,
     ) -> EntityMatches:
         """Entities whose name contains `entity`, related or not, best first."""
+        ...
+
+    def entity_neighbourhood(
+        self,
+        kb_id: uuid.UUID,
+        keys: Sequence[str],
+        knowledge_ids: Sequence[uuid.UUID] | None,
+        limits: NeighbourhoodLimits,
+    ) -> list[KeyInstance]:
+        """Document nodes linked to these name keys across the base, with their neighbours."""
         ...
 
     def entity_relations(
@@ -134,3 +145,13 @@ class DisabledGraphStore:
     ) -> RelationMatches:
         self._note()
         return RelationMatches()
+
+    def entity_neighbourhood(
+        self,
+        kb_id: uuid.UUID,
+        keys: Sequence[str],
+        knowledge_ids: Sequence[uuid.UUID] | None,
+        limits: NeighbourhoodLimits,
+    ) -> list[KeyInstance]:
+        self._note()
+        return []

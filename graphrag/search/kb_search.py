@@ -15,7 +15,7 @@ from graphrag.kb.schemas import IndexingStrategy
 from graphrag.kb.service import get_kb_row, kb_graph_on
 from graphrag.search.embeddings import Embedder
 from graphrag.search.models import KbScope, RetrievalRequest, SearchRequest, SearchResponse
-from graphrag.search.retrieval import GraphComplement, retrieve
+from graphrag.search.retrieval import GraphSource, retrieve
 from graphrag.settings import SearchSettings, Settings
 
 __all__ = ["check_limits", "kb_scope", "load_kb_scopes", "search_knowledge_base"]
@@ -74,7 +74,7 @@ def search_knowledge_base(
     tenant_id: uuid.UUID,
     kb_id: uuid.UUID,
     body: SearchRequest,
-    graph: GraphComplement | None = None,
+    graph: GraphSource | None = None,
 ) -> SearchResponse:
     """Ranked chunks of one live base of this tenant (404 otherwise) for a search request."""
     scope = kb_scope(settings, get_kb_row(session, tenant_id, kb_id))
@@ -103,5 +103,7 @@ def search_knowledge_base(
         vector_used=result.vector_used,
         keyword_used=result.keyword_used,
         graph_used=result.graph_used,
+        graph_seeds=result.graph_seeds,
+        graph_truncated=result.graph_truncated,
         timings=result.timings,
     )

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
     "ChunkRef",
+    "GraphContribution",
     "KbScope",
     "MatchType",
     "QueryText",
@@ -69,8 +70,24 @@ class ScoredChunk(ChunkRef):
     score: float
 
 
+class GraphContribution(BaseModel):
+    """How the graph ranked a chunk: its graph score and rank, the question's entities behind it,
+    and the path that led there (an entity, or entity, relation, entity)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    score: float
+    rank: int = Field(ge=1)
+    seeds: list[str]
+    path: list[str]
+
+
 class SearchHit(ChunkRef):
-    """A hit after fusion: the fused score and final rank, plus each method's own score and rank."""
+    """A hit after fusion: the fused score and final rank, plus each method's own score and rank.
+
+    `match_type` is `graph` for a chunk only the graph found, `hybrid` when several methods did;
+    `graph` says how the graph contributed whenever it did.
+    """
 
     score: float
     rank: int = Field(ge=1)
@@ -79,6 +96,7 @@ class SearchHit(ChunkRef):
     vector_rank: int | None = None
     keyword_score: float | None = None
     keyword_rank: int | None = None
+    graph: GraphContribution | None = None
 
 
 class KbScope(BaseModel):
@@ -116,11 +134,13 @@ class StageTimings(BaseModel):
     keyword_ms: float = 0.0
     fusion_ms: float = 0.0
     graph_ms: float = 0.0
+    graph_read_ms: float = 0.0
+    graph_rank_ms: float = 0.0
     total_ms: float = 0.0
 
 
 class RetrievalResult(BaseModel):
-    """Ranked hits (fused first, then graph complements) and what actually ran."""
+    """Ranked hits (vector, keyword and graph lists fused) and what actually ran."""
 
     hits: list[SearchHit]
     vector_used: bool
@@ -128,14 +148,17 @@ class RetrievalResult(BaseModel):
     graph_used: bool
     vector_candidates: int
     keyword_candidates: int
+    graph_candidates: int = 0
+    graph_seeds: list[str] = Field(default_factory=list)
+    graph_truncated: bool = False
     timings: StageTimings
 
 
 class SearchRequest(BaseModel):
     """Body of `POST /knowledge-bases/{id}/search`; unset values take the search settings.
 
-    `use_graph` is accepted for the chat path's sake; it has an effect only when the base's
-    graph is on and a graph complement is wired, and the response says whether it ran.
+    `use_graph` ranks chunks reached through the base's knowledge graph into the results when
+    the base's graph is on; the response says whether it ran and which entities seeded it.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -159,4 +182,6 @@ class SearchResponse(BaseModel):
     vector_used: bool
     keyword_used: bool
     graph_used: bool
+    graph_seeds: list[str] = Field(default_factory=list)
+    graph_truncated: bool = False
     timings: StageTimings

@@ -1,53 +1,56 @@
-"""Hybrid retrieval: vector + keyword search, weighted RRF, top-k, then the graph complement.
+"""Hybrid retrieval: vector, keyword and graph lists fused by weighted RRF, then top-k.
 
 One SQL query per method (plus one `set_config` for the HNSW scan) and one query embedding,
 whatever the number of bases. Each base contributes to the methods its indexing strategy
-allows. The graph complement is a seam: a `GraphComplement` receives the query and the fused
-hits and returns chunks reached through the knowledge graph; they come after the fused top-k
-(the complement bounds its own output), marked `graph`.
+allows. With `use_graph` and a graph source, the graph-enabled bases' chunks ranked through the
+knowledge graph (`graph_retrieval`) are a third list: the graph read runs beside the other
+searches, and a chunk the graph strongly supports can reach rank 1.
 """
 
 from __future__ import annotations
 
-import uuid
+import logging
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from time import perf_counter
-from typing import Protocol
 
 from sqlalchemy.orm import Session
 
+from graphrag.errors import GraphStoreError
+from graphrag.graph.store import GraphStore
 from graphrag.search.embeddings import Embedder
 from graphrag.search.fusion import FusionWeights, fuse
+from graphrag.search.graph_retrieval import (
+    GraphQuery,
+    GraphRanking,
+    rank_in_graph,
+    visible_graph_hits,
+)
 from graphrag.search.keyword_search import keyword_search
 from graphrag.search.models import (
-    MatchType,
     RetrievalRequest,
     RetrievalResult,
     ScoredChunk,
-    SearchHit,
     StageTimings,
 )
 from graphrag.search.vector_search import vector_search
 from graphrag.settings import SearchSettings
 
-__all__ = ["GraphComplement", "retrieve"]
+__all__ = ["GraphSource", "retrieve"]
+
+log = logging.getLogger(__name__)
 
 _MS_PER_S = 1000.0
 
 
-class GraphComplement(Protocol):
-    """Finds chunks through the knowledge graph of graph-enabled bases."""
+@dataclass(frozen=True)
+class GraphSource:
+    """The graph store to rank through, and the entity names a model found in the question."""
 
-    def __call__(
-        self,
-        session: Session,
-        query: str,
-        kb_ids: Sequence[uuid.UUID],
-        found: Sequence[SearchHit],
-    ) -> Sequence[SearchHit]:
-        """Chunks linked to the query's entities; those already in `found` are ignored."""
-        ...
+    store: GraphStore
+    entities: Sequence[str] = ()
 
 
 class _Clock:
@@ -109,26 +112,25 @@ def _run_keyword(
         )
 
 
-def _complement(
-    session: Session,
-    request: RetrievalRequest,
-    graph: GraphComplement | None,
-    fused: list[SearchHit],
-    clock: _Clock,
-) -> list[SearchHit] | None:
+def _graph_query(request: RetrievalRequest, graph: GraphSource | None) -> GraphQuery | None:
     kb_ids = [s.kb_id for s in request.scopes if s.graph_on]
     if graph is None or not (request.use_graph and kb_ids):
         return None
-    with clock.stage("graph"):
-        extra = graph(session, request.query, kb_ids, fused)
-    seen = {hit.chunk_id for hit in fused}
-    added: list[SearchHit] = []
-    for hit in extra:
-        if hit.chunk_id not in seen:
-            seen.add(hit.chunk_id)
-            rank = len(fused) + len(added) + 1
-            added.append(hit.model_copy(update={"match_type": MatchType.GRAPH, "rank": rank}))
-    return added
+    return GraphQuery(
+        question=request.query,
+        kb_ids=kb_ids,
+        entities=graph.entities,
+        knowledge_ids=request.knowledge_ids,
+    )
+
+
+def _graph_ranking(future: Future[GraphRanking]) -> GraphRanking | None:
+    try:
+        return future.result()
+    except GraphStoreError as exc:
+        # The graph adds to the other methods: when it cannot be read, they still answer.
+        log.warning("graph ranking skipped: %s", exc.message)
+        return None
 
 
 def retrieve(
@@ -136,25 +138,59 @@ def retrieve(
     embedder: Embedder,
     settings: SearchSettings,
     request: RetrievalRequest,
-    graph: GraphComplement | None = None,
+    graph: GraphSource | None = None,
 ) -> RetrievalResult:
-    """Run the allowed methods, fuse by weighted RRF, keep `top_k`, then add graph chunks."""
+    """Run the allowed methods (the graph read beside the others), fuse by weighted RRF and
+    keep `top_k`."""
     clock = _Clock()
-    with clock.stage("total"):
+    query = _graph_query(request, graph)
+    # Passage seeds need the vector hits first; without them the graph read starts at once.
+    seeded = settings.graph_passage_seed_weight > 0
+    with clock.stage("total"), ThreadPoolExecutor(max_workers=1) as pool:
+        pending = None
+        if graph is not None and query is not None and not seeded:
+            pending = pool.submit(rank_in_graph, graph.store, settings, query)
         vector_hits = _run_vector(session, embedder, settings, request, clock)
+        if graph is not None and query is not None and seeded:
+            top = (vector_hits or [])[: settings.graph_passage_seeds]
+            weight = settings.graph_passage_seed_weight
+            query = replace(query, passage_seeds={str(h.chunk_id): weight for h in top})
+            pending = pool.submit(rank_in_graph, graph.store, settings, query)
         keyword_hits = _run_keyword(session, request, clock)
+        ranking = None
+        if pending is not None and query is not None:
+            with clock.stage("graph"):
+                ranking = _graph_ranking(pending)
+                if ranking is not None:
+                    ranking = visible_graph_hits(
+                        session, ranking, query, settings.graph_list_size
+                    )
         with clock.stage("fusion"):
             weights = FusionWeights(
-                k=settings.rrf_k, vector=settings.vector_weight, keyword=settings.keyword_weight
+                k=settings.rrf_k,
+                vector=settings.vector_weight,
+                keyword=settings.keyword_weight,
+                graph=settings.graph_weight,
             )
-            fused = fuse(vector_hits or [], keyword_hits or [], weights)[: request.top_k]
-        graph_hits = _complement(session, request, graph, fused, clock)
+            graph_list = ranking.hits if ranking is not None else []
+            fused = fuse(vector_hits or [], keyword_hits or [], weights, graph_list)
+    timings = clock.timings()
+    if ranking is not None:
+        timings = timings.model_copy(
+            update={
+                "graph_read_ms": round(ranking.read_ms, 3),
+                "graph_rank_ms": round(ranking.rank_ms, 3),
+            }
+        )
     return RetrievalResult(
-        hits=fused + (graph_hits or []),
+        hits=fused[: request.top_k],
         vector_used=vector_hits is not None,
         keyword_used=keyword_hits is not None,
-        graph_used=graph_hits is not None,
+        graph_used=ranking is not None,
         vector_candidates=len(vector_hits or []),
         keyword_candidates=len(keyword_hits or []),
-        timings=clock.timings(),
+        graph_candidates=len(ranking.hits) if ranking is not None else 0,
+        graph_seeds=ranking.seeds if ranking is not None else [],
+        graph_truncated=ranking.truncated if ranking is not None else False,
+        timings=timings,
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +13,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from graphrag.search.embeddings import build_embedder
-from graphrag.search.models import KbScope, MatchType, RetrievalRequest, SearchHit
+from graphrag.search.models import KbScope, RetrievalRequest
 from graphrag.search.retrieval import retrieve
 from graphrag.settings import Settings
 from tests.support.api_helpers import create_kb, upload, wait_terminal
@@ -253,21 +252,7 @@ def test_unknown_kb_is_404(http: httpx.Client, worker: WorkerProcess) -> None:
     assert response.json()["error"]["code"] == "not_found"
 
 
-class _OneGraphChunk:
-    """Our own graph port, faked: returns one chunk the fused hits already hold and a new one."""
-
-    def __init__(self, new: SearchHit) -> None:
-        self.new = new
-        self.calls: list[tuple[str, list[uuid.UUID]]] = []
-
-    def __call__(
-        self, session: Session, query: str, kb_ids: Sequence[uuid.UUID], found: Sequence[SearchHit]
-    ) -> list[SearchHit]:
-        self.calls.append((query, list(kb_ids)))
-        return [found[0], self.new]
-
-
-def test_retrieve_over_several_bases_with_graph_seam(
+def test_retrieve_over_several_bases(
     corpus: Corpus, settings: Settings, db_session: Session
 ) -> None:
     embedder = build_embedder(settings.embedding)
@@ -295,15 +280,3 @@ def test_retrieve_over_several_bases_with_graph_seam(
     iterative = db_session.execute(text("SHOW hnsw.iterative_scan")).scalar_one()
     assert iterative == settings.search.hnsw_iterative_scan
     db_session.rollback()
-
-    extra = plain.hits[0].model_copy(update={"chunk_id": uuid.uuid4(), "match_type": "vector"})
-    graph = _OneGraphChunk(extra)
-    result = retrieve(db_session, embedder, settings.search, request, graph)
-    assert graph.calls == [("Lindqvist turbine", [other])]  # only graph-enabled bases
-    assert result.graph_used is True
-    assert [h.match_type for h in result.hits] == [
-        plain.hits[0].match_type,
-        plain.hits[1].match_type,
-        MatchType.GRAPH,
-    ]
-    assert result.hits[-1].chunk_id == extra.chunk_id and result.hits[-1].rank == 3

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from graphrag.search.fusion import FusionWeights, fuse
-from graphrag.search.models import MatchType, ScoredChunk
+from graphrag.search.fusion import FusionWeights, GraphListHit, fuse
+from graphrag.search.models import GraphContribution, MatchType, ScoredChunk
 
 pytestmark = pytest.mark.unit
 
@@ -124,3 +124,25 @@ def test_hits_carry_the_chunk_fields() -> None:
     assert hit.chunk_id == source.chunk_id
     assert (hit.knowledge_id, hit.kb_id, hit.file_name) == (DOC, KB, "doc.txt")
     assert (hit.seq, hit.page, hit.chunk_type, hit.content) == (3, None, "text", "chunk 3")
+
+
+def _graph_hit(n: int, rank: int) -> GraphListHit:
+    contribution = GraphContribution(score=0.1, rank=rank, seeds=["X"], path=["X"])
+    return GraphListHit(chunk(n, 0.1), contribution)
+
+
+def test_graph_list_is_a_third_weighted_list() -> None:
+    weights = FusionWeights(k=60, vector=0.7, keyword=0.3, graph=0.5)
+    hits = fuse([chunk(1), chunk(2)], [], weights, [_graph_hit(2, 1), _graph_hit(3, 2)])
+    by_seq = {h.seq: h for h in hits}
+    assert by_seq[2].score == pytest.approx(0.7 / 62 + 0.5 / 61)
+    assert by_seq[2].match_type is MatchType.HYBRID
+    assert by_seq[3].match_type is MatchType.GRAPH and by_seq[3].score == pytest.approx(0.5 / 62)
+    assert by_seq[1].graph is None and by_seq[2].graph is not None
+    assert [h.seq for h in hits] == [2, 1, 3]
+
+
+def test_a_chunk_only_the_graph_supports_can_rank_first() -> None:
+    weights = FusionWeights(k=60, vector=0.7, keyword=0.3, graph=1.0)
+    hits = fuse([chunk(1)], [], weights, [_graph_hit(9, 1)])
+    assert hits[0].seq == 9 and hits[0].graph is not None and hits[0].graph.path == ["X"]

@@ -1,0 +1,63 @@
+"""The subgraph around a question's name keys, as the graph store reads it for ranking.
+
+Rows are per document node: the key it is linked to at base level, its chunks and its related
+entities (with their own keys and chunks). Ranking code turns them into an entity/chunk graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["KeyInstance", "NeighbourLink", "NeighbourhoodLimits", "key_instance"]
+
+
+@dataclass(frozen=True)
+class NeighbourhoodLimits:
+    """Caps of one neighbourhood read: nodes per key, neighbours per node, chunks per node."""
+
+    max_instances: int
+    max_neighbours: int
+    max_chunks: int
+
+
+@dataclass(frozen=True)
+class NeighbourLink:
+    """An entity related to a document node, through one relation."""
+
+    key: str
+    name: str
+    type: str
+    chunks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KeyInstance:
+    """One document node of a name key: where it was read and what it is related to."""
+
+    key: str
+    instances: int  # document nodes linked to the key in the whole base
+    name: str
+    kg: str
+    chunks: tuple[str, ...]
+    neighbours: tuple[NeighbourLink, ...]
+
+
+def key_instance(row: dict[str, Any]) -> KeyInstance:
+    """A row of the ENTITY_NEIGHBOURHOOD query as a model."""
+    return KeyInstance(
+        key=str(row["key"]),
+        instances=int(row["instances"]),
+        name=str(row["name"]),
+        kg=str(row["kg"]),
+        chunks=tuple(str(c) for c in row.get("chunks") or []),
+        neighbours=tuple(
+            NeighbourLink(
+                key=str(link.get("key") or ""),
+                name=str(link["name"]),
+                type=str(link["type"]),
+                chunks=tuple(str(c) for c in link.get("chunks") or []),
+            )
+            for link in row.get("neighbours") or []
+        ),
+    )

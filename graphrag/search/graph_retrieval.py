@@ -1,0 +1,231 @@
+"""The one graph path: chunks ranked through the knowledge graph for a question.
+
+Used by `/search`, the knowledge chat and the agent's `query_knowledge_graph` tool. Per
+graph-enabled base (in parallel when there are several):
+1. the question's candidate name keys (its runs of words, and names a model extracted from it)
+   are looked up among the base's entity keys, with each matched key's document nodes and their
+   related entities, in one query; keys covered by a longer matched key are dropped;
+2. the related entities' keys are looked up in turn (a second query), which steps from a
+   document naming X to every other document of the base naming X (cross-document links);
+3. the chunks of that subgraph are ranked (see `graph_rank`), then the visible ones are loaded
+   from PostgreSQL under the same rule as every search (`chunk_select.visible_chunks`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from time import perf_counter
+
+from sqlalchemy import literal
+from sqlalchemy.orm import Session
+
+from graphrag.db.models import Chunk
+from graphrag.graph.names import QuestionKey, question_keys
+from graphrag.graph.neighbourhood import KeyInstance, NeighbourhoodLimits
+from graphrag.graph.store import GraphStore
+from graphrag.search.chunk_select import scored_chunk, visible_chunks
+from graphrag.search.fusion import GraphListHit
+from graphrag.search.graph_rank import (
+    ChunkEvidence,
+    GraphRanker,
+    PprParams,
+    build_graph,
+    rank_chunks,
+    seed_weights,
+)
+from graphrag.search.models import GraphContribution
+from graphrag.settings import SearchSettings
+
+__all__ = [
+    "GraphQuery",
+    "GraphRanking",
+    "find_graph_hits",
+    "rank_in_graph",
+    "visible_graph_hits",
+]
+
+_MS_PER_S = 1000.0
+
+
+@dataclass(frozen=True)
+class GraphQuery:
+    """A question to rank chunks for, in some bases (and documents), with optional extra seeds."""
+
+    question: str
+    kb_ids: Sequence[uuid.UUID]
+    entities: Sequence[str] = ()  # names a model extracted from the question
+    knowledge_ids: Sequence[uuid.UUID] | None = None
+    passage_seeds: Mapping[str, float] = field(default_factory=dict)  # chunk id -> weight
+
+
+@dataclass
+class GraphRanking:
+    """The graph list (best first, visible chunks only), its seeds, caps hit and timings."""
+
+    evidence: list[ChunkEvidence] = field(default_factory=list)
+    hits: list[GraphListHit] = field(default_factory=list)
+    seeds: list[str] = field(default_factory=list)
+    truncated: bool = False
+    read_ms: float = 0.0
+    rank_ms: float = 0.0
+
+
+@dataclass
+class _BaseRanking:
+    evidence: list[ChunkEvidence]
+    seeds: list[str]
+    truncated: bool
+    read_ms: float
+    rank_ms: float
+
+
+def _kept_keys(matched: Sequence[QuestionKey]) -> list[QuestionKey]:
+    """Longest matches first; a run whose words a longer kept run already covers is dropped."""
+    covered: set[int] = set()
+    kept: list[QuestionKey] = []
+    for key in sorted(matched, key=lambda k: -k.width):
+        positions = set(range(key.start, key.end))
+        if key.width == 0 or not positions <= covered:
+            kept.append(key)
+            covered |= positions
+    return kept
+
+
+def _limits(settings: SearchSettings, neighbours: bool) -> NeighbourhoodLimits:
+    return NeighbourhoodLimits(
+        max_instances=settings.graph_max_instances,
+        max_neighbours=settings.graph_max_neighbours if neighbours else 0,
+        max_chunks=settings.graph_max_chunks_per_entity,
+    )
+
+
+def _rank_base(
+    store: GraphStore, settings: SearchSettings, query: GraphQuery, kb_id: uuid.UUID
+) -> _BaseRanking:
+    start = perf_counter()
+    candidates = question_keys(
+        query.question,
+        query.entities,
+        max_words=settings.graph_max_question_words,
+        min_chars=settings.graph_min_key_chars,
+        max_keys=settings.graph_max_keys,
+    )
+    by_key = {c.key: c for c in candidates}
+    rows = store.entity_neighbourhood(
+        kb_id, list(by_key), query.knowledge_ids, _limits(settings, neighbours=True)
+    )
+    kept = {k.key for k in _kept_keys([by_key[key] for key in {r.key for r in rows}])}
+    seed_rows = [r for r in rows if r.key in kept]
+    related = (link.key for r in seed_rows for link in r.neighbours)
+    expand = list(dict.fromkeys(key for key in related if key and key not in kept))
+    truncated = len(expand) > settings.graph_max_expand_keys
+    hop_rows: list[KeyInstance] = []
+    if settings.graph_hops > 1 and expand:
+        hop_rows = store.entity_neighbourhood(
+            kb_id,
+            expand[: settings.graph_max_expand_keys],
+            query.knowledge_ids,
+            _limits(settings, neighbours=False),
+        )
+    read_done = perf_counter()
+    graph = build_graph([*seed_rows, *hop_rows], settings.graph_max_nodes)
+    weights = seed_weights(seed_rows, kept)
+    params = PprParams(
+        damping=settings.graph_ppr_damping,
+        max_iterations=settings.graph_ppr_max_iterations,
+        tolerance=settings.graph_ppr_tolerance,
+        neighbour_decay=settings.graph_neighbour_decay,
+    )
+    evidence = rank_chunks(
+        graph, weights, query.passage_seeds, GraphRanker(settings.graph_ranker), params
+    )
+    return _BaseRanking(
+        evidence=evidence,
+        seeds=sorted({graph.names.get(key, key) for key in weights}),
+        truncated=truncated or graph.truncated,
+        read_ms=(read_done - start) * _MS_PER_S,
+        rank_ms=(perf_counter() - read_done) * _MS_PER_S,
+    )
+
+
+def _load_visible(
+    session: Session,
+    evidence: Sequence[ChunkEvidence],
+    query: GraphQuery,
+    limit: int,
+) -> list[GraphListHit]:
+    """The visible chunks among the ranked ones, in rank order, at most `limit`."""
+    ranked: list[tuple[uuid.UUID, ChunkEvidence]] = []
+    for item in evidence:
+        try:
+            ranked.append((uuid.UUID(item.chunk_id), item))
+        except ValueError:
+            continue  # a chunk id that is not one (a hand-made node) names no chunk
+    if not ranked:
+        return []
+    select_rows = visible_chunks(literal(0.0), query.kb_ids, query.knowledge_ids).where(
+        Chunk.id.in_([chunk_id for chunk_id, _ in ranked])
+    )
+    rows = {row["chunk_id"]: row for row in session.execute(select_rows).mappings()}
+    hits: list[GraphListHit] = []
+    for chunk_id, item in ranked:
+        row = rows.get(chunk_id)
+        if row is None:
+            continue
+        contribution = GraphContribution(
+            score=round(item.score, 6),
+            rank=len(hits) + 1,
+            seeds=list(item.seeds),
+            path=list(item.path),
+        )
+        hits.append(GraphListHit(scored_chunk(row, item.score), contribution))
+        if len(hits) >= limit:
+            break
+    return hits
+
+
+def rank_in_graph(store: GraphStore, settings: SearchSettings, query: GraphQuery) -> GraphRanking:
+    """Ranked chunk ids of every base in scope (bases in parallel), not yet checked for
+    visibility: no database session is needed, so it can run beside the other searches.
+
+    Raises GraphStoreError when the graph cannot be read; callers decide how to degrade.
+    """
+    if not query.kb_ids:
+        return GraphRanking()
+    if len(query.kb_ids) == 1:
+        per_base = [_rank_base(store, settings, query, query.kb_ids[0])]
+    else:
+        workers = min(len(query.kb_ids), settings.graph_parallel_bases)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            per_base = list(
+                pool.map(lambda kb_id: _rank_base(store, settings, query, kb_id), query.kb_ids)
+            )
+    return GraphRanking(
+        evidence=sorted(
+            (item for base in per_base for item in base.evidence),
+            key=lambda item: (-item.score, item.chunk_id),
+        ),
+        seeds=sorted({seed for base in per_base for seed in base.seeds}),
+        truncated=any(base.truncated for base in per_base),
+        read_ms=max(base.read_ms for base in per_base),
+        rank_ms=sum(base.rank_ms for base in per_base),
+    )
+
+
+def visible_graph_hits(
+    session: Session, ranking: GraphRanking, query: GraphQuery, limit: int
+) -> GraphRanking:
+    """The ranking with its visible chunks loaded (at most `limit`), in rank order."""
+    ranking.hits = _load_visible(session, ranking.evidence, query, limit)
+    return ranking
+
+
+def find_graph_hits(
+    session: Session, store: GraphStore, settings: SearchSettings, query: GraphQuery
+) -> GraphRanking:
+    """Visible chunks of the bases ranked by their graph evidence for the question, best first."""
+    ranking = rank_in_graph(store, settings, query)
+    return visible_graph_hits(session, ranking, query, settings.graph_list_size)
