@@ -20,7 +20,7 @@ warm-up questions. No agent memory, no reranker, empty history.
 
 Lines: `retrieval_p50` and `retrieval_p95`, with_graph/without_graph: what the graph costs
 (above 1 is slower). Then each stage's median time and median share of the turn;
-chunk_search and entity_search run side by side, so shares may add up to more than 100%.
+chunk_search holds the graph ranking, which runs beside the vector and keyword searches.
 """
 
 from __future__ import annotations

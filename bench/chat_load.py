@@ -32,6 +32,7 @@ from graphrag.db.models import ChatSession, Knowledge, KnowledgeBase, Tenant
 from graphrag.extraction.models import ExtractConfig
 from graphrag.graph import cypher
 from graphrag.graph.labels import ENTITY_KEY_LABEL, entity_label
+from graphrag.graph.names import name_key
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.kb.schemas import IndexingStrategy
 
@@ -46,9 +47,12 @@ _BUILD_MEMORY = "1GB"
 _GRAPH_BATCH = 2000  # UNWIND rows per write transaction
 _INDEX_WAIT_S = 120
 
+# Each entity is linked to the base-level node of its name key, as the graph store does.
 CREATE_ENTITIES = """
 UNWIND $rows AS row
 CALL apoc.create.node(row.labels, row.props) YIELD node
+MERGE (c:BaseEntity {kb: row.kb, key: row.props.key})
+CREATE (node)-[:INSTANCE_OF]->(c)
 RETURN count(node) AS nodes
 """
 CREATE_RELATIONS = """
@@ -184,8 +188,10 @@ def write_graph(store: Neo4jGraphStore, kb_id: uuid.UUID, corpus: Corpus) -> tup
     nodes = [
         {
             "labels": [ENTITY_KEY_LABEL, kb_label, doc_labels[e.doc]],
+            "kb": str(kb_id),
             "props": {
                 "name": e.name,
+                "key": name_key(e.name),
                 "kg": docs[e.doc],
                 "attributes": [f"kind: {e.kind}"],
                 "chunks": e.chunks,

@@ -186,12 +186,15 @@ class SearchSettings(_Section):
     max_knowledge_ids: int = Field(gt=0)
     hnsw_ef_search: int = Field(gt=0)
     hnsw_iterative_scan: Literal["off", "relaxed_order", "strict_order"]
+    keyword_match: Literal["any", "all"]
+    keyword_max_terms: int = Field(gt=0)
     graph_ranker: Literal["ppr", "entity_overlap"]
     graph_weight: float = Field(ge=0.0)
     graph_list_size: int = Field(gt=0)
     graph_max_question_words: int = Field(gt=0)
     graph_min_key_chars: int = Field(gt=0)
     graph_max_keys: int = Field(gt=0)
+    graph_word_match_limit: int = Field(ge=0)
     graph_max_instances: int = Field(gt=0)
     graph_max_neighbours: int = Field(ge=0)
     graph_max_chunks_per_entity: int = Field(gt=0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "BASE_ENTITY_KEY_CONSTRAINT",
+    "BASE_ENTITY_WORD_INDEX",
     "COUNT_BY_LABEL",
     "DELETE_BASE_ENTITIES",
     "DELETE_BY_LABEL",
@@ -18,6 +19,7 @@ __all__ = [
     "ENTITY_KEY_CONSTRAINT",
     "ENTITY_NEIGHBOURHOOD",
     "ENTITY_RELATIONS",
+    "KEYS_BY_WORDS",
     "MATCH_ENTITIES",
     "MERGE_NODES",
     "MERGE_RELATIONS",
@@ -38,6 +40,24 @@ CREATE CONSTRAINT base_entity_key IF NOT EXISTS
 FOR (c:BaseEntity) REQUIRE (c.kb, c.key) IS UNIQUE
 """
 
+# Word search over the base nodes' keys; `scope` ("k" + the base id without dashes) is one
+# token, so a query can stay inside one base.
+BASE_ENTITY_WORD_INDEX = """
+CREATE FULLTEXT INDEX base_entity_words IF NOT EXISTS
+FOR (c:BaseEntity) ON EACH [c.key, c.scope]
+"""
+
+# Keys of the base holding every word of a name ("kimber" finds "kimber manufacturing"), at most
+# $limit per name, best first. Each $queries entry's `lucene` is built from the name's words
+# (letters and digits only, so no query syntax) and the base's scope token.
+KEYS_BY_WORDS = """
+UNWIND $queries AS q
+CALL db.index.fulltext.queryNodes('base_entity_words', q.lucene, {limit: $limit})
+YIELD node, score
+WHERE node.kb = $kb
+RETURN q.name AS name, collect(node.key) AS keys
+"""
+
 # One row per entity: merge on (name, kg) under both namespace labels, then grow the lists, so
 # the same entity read in two chunks of a document is one node listing both chunks. A node whose
 # name has a key is linked to the base's node of that key (cross-document link), made if need be.
@@ -50,6 +70,7 @@ SET node.attributes = apoc.coll.union(coalesce(node.attributes, []), row.attribu
     node.key = row.key
 FOREACH (_ IN CASE WHEN row.key <> '' THEN [1] ELSE [] END |
   MERGE (c:BaseEntity {kb: row.kb, key: row.key})
+  ON CREATE SET c.scope = row.scope
   MERGE (node)-[:INSTANCE_OF]->(c))
 RETURN count(node) AS nodes
 """
@@ -172,16 +193,14 @@ ENTITY_NEIGHBOURHOOD = """
 UNWIND $keys AS key
 MATCH (c:BaseEntity {kb: $kb, key: key})
 WITH c, COUNT { (c)<-[:INSTANCE_OF]-() } AS instances
-CALL {
-  WITH c
+CALL (c) {
   MATCH (c)<-[:INSTANCE_OF]-(n:GraphEntity)
   WHERE $kgs IS NULL OR n.kg IN $kgs
   RETURN n
   ORDER BY elementId(n)
   LIMIT $max_instances
 }
-CALL {
-  WITH n
+CALL (n) {
   OPTIONAL MATCH (n)-[r]-(m:GraphEntity)
   WHERE $max_neighbours > 0
   WITH r, m

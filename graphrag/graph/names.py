@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["QuestionKey", "name_key", "question_keys"]
+__all__ = ["QuestionKey", "capitalised_spans", "name_key", "name_tokens", "question_keys"]
 
 _POSSESSIVE_ENDINGS = ("'s", "\u2019s", "'", "\u2019")
 
@@ -86,3 +86,42 @@ def question_keys(
             if len(key) >= min_chars:
                 found.setdefault(key, QuestionKey(key, start, start + width))
     return list(found.values())[:max_keys]
+
+
+_EDGE_PUNCTUATION = "\"'()[]{},;:.?!\u201c\u201d\u2018\u2019"
+_SPAN_ENDS = tuple(",;:.?!)")
+
+
+def capitalised_spans(text: str) -> list[str]:
+    """Runs of capitalised words: the names a text likely holds, found without a model.
+
+    Every sentence starts with a capital, so a run that starts the text is given both whole and
+    without its first word, and a run that is only the text's first word is left out.
+    """
+    spans: list[str] = []
+    current: list[str] = []
+    start = 0
+
+    def close() -> None:
+        if start == 0:
+            current.pop(0)
+        if current:
+            spans.append(" ".join(current))
+
+    for position, raw in enumerate(text.split()):
+        word = raw.strip(_EDGE_PUNCTUATION)
+        capital = word[:1].isupper()
+        if capital:
+            if not current:
+                start = position
+            current.append(word)
+        if current and (not capital or raw.endswith(_SPAN_ENDS)):
+            if start == 0 and len(current) > 1:
+                spans.append(" ".join(current))
+            close()
+            current = []
+    if current:
+        if start == 0 and len(current) > 1:
+            spans.append(" ".join(current))
+        close()
+    return list(dict.fromkeys(spans))

@@ -13,8 +13,8 @@ from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 from graphrag.errors import GraphStoreError
 from graphrag.extraction.models import GraphData, normalize_space
 from graphrag.graph import cypher
-from graphrag.graph.labels import ENTITY_KEY_LABEL, entity_label
-from graphrag.graph.names import name_key
+from graphrag.graph.labels import ENTITY_KEY_LABEL, base_scope, entity_label
+from graphrag.graph.names import name_key, name_tokens
 from graphrag.graph.neighbourhood import KeyInstance, NeighbourhoodLimits, key_instance
 from graphrag.graph.search_models import (
     EntityMatches,
@@ -52,8 +52,12 @@ class Neo4jGraphStore:
         Without it, two chunks of a document naming the same entity, merged at the same time by
         two workers, can each create a node.
         """
-        for constraint in (cypher.ENTITY_KEY_CONSTRAINT, cypher.BASE_ENTITY_KEY_CONSTRAINT):
-            self.driver.execute_query(constraint, database_=self.settings.database)
+        for schema in (
+            cypher.ENTITY_KEY_CONSTRAINT,
+            cypher.BASE_ENTITY_KEY_CONSTRAINT,
+            cypher.BASE_ENTITY_WORD_INDEX,
+        ):
+            self.driver.execute_query(schema, database_=self.settings.database)
 
     def ensure_kb_indexes(self, kb_id: uuid.UUID) -> None:
         """The name index for the base's label, created once (IF NOT EXISTS)."""
@@ -71,12 +75,14 @@ class Neo4jGraphStore:
         """
         labels = [ENTITY_KEY_LABEL, entity_label(kb_id), entity_label(knowledge_id)]
         kb, kg, chunk = str(kb_id), str(knowledge_id), str(chunk_id)
+        scope = base_scope(kb_id)
         nodes = [
             {
                 "labels": labels,
                 "name": n.name,
                 "key": name_key(n.name),
                 "kb": kb,
+                "scope": scope,
                 "kg": kg,
                 "attributes": n.attributes,
                 "chunks": [chunk],
@@ -95,6 +101,7 @@ class Neo4jGraphStore:
                 "name": name,
                 "key": name_key(name),
                 "kb": kb,
+                "scope": scope,
                 "kg": kg,
                 "attributes": [],
                 "chunks": [],
@@ -182,6 +189,24 @@ class Neo4jGraphStore:
             cypher.drop_name_index_ddl(label), database_=self.settings.database
         )
         return removed
+
+    def keys_by_words(
+        self, kb_id: uuid.UUID, names: Sequence[str], limit: int
+    ) -> dict[str, list[str]]:
+        """For each name, at most `limit` keys of the base that hold every word of it."""
+        scope = base_scope(kb_id)
+        queries = []
+        for name in dict.fromkeys(names):
+            words = name_tokens(name)
+            if words:
+                lucene = f"scope:{scope} AND key:({' AND '.join(words)})"
+                queries.append({"name": name, "lucene": lucene})
+        if not queries or limit <= 0:
+            return {}
+        rows = self._read(
+            cypher.KEYS_BY_WORDS, {"queries": queries, "kb": str(kb_id), "limit": limit}
+        )
+        return {str(row["name"]): [str(k) for k in row["keys"]] for row in rows}
 
     def entity_neighbourhood(
         self,

@@ -1,9 +1,9 @@
 """Which chunks named by the graph still stand as sources, checked against PostgreSQL.
 
 The graph keeps chunk ids as plain strings; the rows may since have been disabled, replaced by a
-re-parse (a newer attempt) or be on their way out with their document. Only rows that exist, are
-enabled, belong to the current attempt of a document of the base that is not being deleted
-count. Ids that are not UUIDs never count.
+re-parse (a newer attempt) or be on their way out with their document. Only visible chunks of
+the base count, under the rule every search uses (`db.visibility`). Ids that are not UUIDs
+never count.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from sqlalchemy import any_, bindparam, func, select
 from sqlalchemy.dialects.postgresql import ARRAY, UUID
 from sqlalchemy.orm import Session
 
-from graphrag.db.enums import ParseStatus
 from graphrag.db.models import Chunk, Knowledge
+from graphrag.db.visibility import chunk_of_current_attempt, visible_chunk_conditions
 from graphrag.graph.search_models import SourceChunkPublic
 
 __all__ = ["SourceCheck"]
@@ -53,14 +53,10 @@ class SourceCheck:
         text = func.left(Chunk.content, self._excerpt_chars + 1)
         query = (
             select(Chunk.id, Chunk.knowledge_id, Chunk.page, text)
-            .join(Knowledge, Knowledge.id == Chunk.knowledge_id)
+            .join(Knowledge, chunk_of_current_attempt())
             .where(
                 Chunk.id == any_(bindparam("ids", ids, type_=ARRAY(UUID(as_uuid=True)))),
-                Chunk.kb_id == self._kb_id,
-                Knowledge.kb_id == self._kb_id,
-                Chunk.enabled.is_(True),
-                Chunk.attempt == Knowledge.attempt,
-                Knowledge.parse_status != ParseStatus.DELETING,
+                *visible_chunk_conditions([self._kb_id], None),
             )
         )
         for chunk_id, knowledge_id, page, content in self._session.execute(query):

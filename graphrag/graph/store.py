@@ -59,6 +59,12 @@ class GraphStore(Protocol):
         """Entities whose name contains `entity`, related or not, best first."""
         ...
 
+    def keys_by_words(
+        self, kb_id: uuid.UUID, names: Sequence[str], limit: int
+    ) -> dict[str, list[str]]:
+        """For each name, keys of the base that hold every word of it (token overlap)."""
+        ...
+
     def entity_neighbourhood(
         self,
         kb_id: uuid.UUID,
@@ -145,6 +151,12 @@ class DisabledGraphStore:
     ) -> RelationMatches:
         self._note()
         return RelationMatches()
+
+    def keys_by_words(
+        self, kb_id: uuid.UUID, names: Sequence[str], limit: int
+    ) -> dict[str, list[str]]:
+        self._note()
+        return {}
 
     def entity_neighbourhood(
         self,

@@ -1,8 +1,6 @@
 """The chunks a search may return, as one SELECT that each search method ranks its own way.
 
-Visible means: in one of the given bases (and documents, when given), `enabled`, and of the
-current attempt of a document that is neither being deleted nor cancelled nor failed. Stale
-chunks of an older attempt, a re-parse in progress and a deleted document are never returned.
+Which chunks are visible is decided in one place for every reader: `db.visibility`.
 """
 
 from __future__ import annotations
@@ -11,15 +9,13 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, RowMapping, Select, and_, select
+from sqlalchemy import ColumnElement, RowMapping, Select, select
 
-from graphrag.db.enums import ParseStatus
 from graphrag.db.models import Chunk, Knowledge
+from graphrag.db.visibility import chunk_of_current_attempt, visible_chunk_conditions
 from graphrag.search.models import ScoredChunk
 
-__all__ = ["HIDDEN_STATUSES", "scored_chunk", "visible_chunks"]
-
-HIDDEN_STATUSES = (ParseStatus.DELETING, ParseStatus.CANCELLED, ParseStatus.FAILED)
+__all__ = ["scored_chunk", "visible_chunks"]
 
 SCORE = "score"
 
@@ -30,13 +26,6 @@ def visible_chunks(
     knowledge_ids: Sequence[uuid.UUID] | None,
 ) -> Select[*tuple[Any, ...]]:
     """The visible chunks' public columns plus `score`, labelled `score`; callers order and cut."""
-    conditions: list[ColumnElement[bool]] = [
-        Chunk.kb_id.in_(kb_ids),
-        Chunk.enabled.is_(True),
-        Knowledge.parse_status.not_in(HIDDEN_STATUSES),
-    ]
-    if knowledge_ids is not None:
-        conditions.append(Chunk.knowledge_id.in_(knowledge_ids))
     return (
         select(
             Chunk.id.label("chunk_id"),
@@ -49,11 +38,8 @@ def visible_chunks(
             Knowledge.file_name,
             score.label(SCORE),
         )
-        .join(
-            Knowledge,
-            and_(Knowledge.id == Chunk.knowledge_id, Knowledge.attempt == Chunk.attempt),
-        )
-        .where(*conditions)
+        .join(Knowledge, chunk_of_current_attempt())
+        .where(*visible_chunk_conditions(kb_ids, knowledge_ids))
     )
 
 

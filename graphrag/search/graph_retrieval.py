@@ -23,7 +23,7 @@ from sqlalchemy import literal
 from sqlalchemy.orm import Session
 
 from graphrag.db.models import Chunk
-from graphrag.graph.names import QuestionKey, question_keys
+from graphrag.graph.names import QuestionKey, capitalised_spans, name_tokens, question_keys
 from graphrag.graph.neighbourhood import KeyInstance, NeighbourhoodLimits
 from graphrag.graph.store import GraphStore
 from graphrag.search.chunk_select import scored_chunk, visible_chunks
@@ -102,6 +102,24 @@ def _limits(settings: SearchSettings, neighbours: bool) -> NeighbourhoodLimits:
     )
 
 
+def _word_matches(
+    store: GraphStore, settings: SearchSettings, query: GraphQuery, kb_id: uuid.UUID
+) -> dict[str, float]:
+    """Keys holding every word of a name in the question (the model's names, or else its
+    capitalised spans), each weighted by the share of its words that the name covers."""
+    names = list(query.entities) or capitalised_spans(query.question)
+    if not names or settings.graph_word_match_limit == 0:
+        return {}
+    found = store.keys_by_words(kb_id, names, settings.graph_word_match_limit)
+    shares: dict[str, float] = {}
+    for name, keys in found.items():
+        size = len(name_tokens(name))
+        for key in keys:
+            share = min(1.0, size / max(len(key.split()), 1))
+            shares[key] = max(shares.get(key, 0.0), share)
+    return shares
+
+
 def _rank_base(
     store: GraphStore, settings: SearchSettings, query: GraphQuery, kb_id: uuid.UUID
 ) -> _BaseRanking:
@@ -114,10 +132,14 @@ def _rank_base(
         max_keys=settings.graph_max_keys,
     )
     by_key = {c.key: c for c in candidates}
+    shares = _word_matches(store, settings, query, kb_id)
+    wanted = list(dict.fromkeys([*by_key, *shares]))
     rows = store.entity_neighbourhood(
-        kb_id, list(by_key), query.knowledge_ids, _limits(settings, neighbours=True)
+        kb_id, wanted, query.knowledge_ids, _limits(settings, neighbours=True)
     )
-    kept = {k.key for k in _kept_keys([by_key[key] for key in {r.key for r in rows}])}
+    matched = {r.key for r in rows}
+    kept = {k.key for k in _kept_keys([by_key[key] for key in matched if key in by_key])}
+    kept |= {key for key in shares if key in matched}
     seed_rows = [r for r in rows if r.key in kept]
     related = (link.key for r in seed_rows for link in r.neighbours)
     expand = list(dict.fromkeys(key for key in related if key and key not in kept))
@@ -132,7 +154,10 @@ def _rank_base(
         )
     read_done = perf_counter()
     graph = build_graph([*seed_rows, *hop_rows], settings.graph_max_nodes)
-    weights = seed_weights(seed_rows, kept)
+    weights = {
+        key: weight * (1.0 if key in by_key else shares.get(key, 1.0))
+        for key, weight in seed_weights(seed_rows, kept).items()
+    }
     params = PprParams(
         damping=settings.graph_ppr_damping,
         max_iterations=settings.graph_ppr_max_iterations,

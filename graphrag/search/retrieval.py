@@ -96,7 +96,7 @@ def _run_vector(
 
 
 def _run_keyword(
-    session: Session, request: RetrievalRequest, clock: _Clock
+    session: Session, settings: SearchSettings, request: RetrievalRequest, clock: _Clock
 ) -> list[ScoredChunk] | None:
     kb_ids = [s.kb_id for s in request.scopes if s.keyword]
     if not (request.use_keyword and kb_ids):
@@ -109,6 +109,8 @@ def _run_keyword(
             request.knowledge_ids,
             threshold=request.keyword_threshold,
             limit=request.top_k,
+            match_any=settings.keyword_match == "any",
+            max_terms=settings.keyword_max_terms,
         )
 
 
@@ -156,7 +158,7 @@ def retrieve(
             weight = settings.graph_passage_seed_weight
             query = replace(query, passage_seeds={str(h.chunk_id): weight for h in top})
             pending = pool.submit(rank_in_graph, graph.store, settings, query)
-        keyword_hits = _run_keyword(session, request, clock)
+        keyword_hits = _run_keyword(session, settings, request, clock)
         ranking = None
         if pending is not None and query is not None:
             with clock.stage("graph"):

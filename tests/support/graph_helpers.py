@@ -29,7 +29,9 @@ def graph_relations(driver: Driver, label_id: str) -> set[tuple[str, str, str]]:
 
 
 def remove_label(driver: Driver, label_id: str) -> None:
+    """Delete the nodes under `ENTITY<label_id>`, and the base-level nodes when it is a base."""
     driver.execute_query(f"MATCH (n:{entity_label(label_id)}) DETACH DELETE n")
+    driver.execute_query("MATCH (c:BaseEntity {kb: $kb}) DETACH DELETE c", kb=str(label_id))
 
 
 def kb_graph_rule(
