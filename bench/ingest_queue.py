@@ -76,9 +76,7 @@ class InlineTaskQueue:
     ) -> None:
         raise RuntimeError("the benchmark's knowledge bases have the graph off")
 
-    def close_memory_session(
-        self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID
-    ) -> None:
+    def close_memory_session(self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID) -> None:
         raise RuntimeError("chat memory is not part of this benchmark")
 
 

@@ -99,11 +99,14 @@ def _clean(word: str) -> tuple[str, bool]:
 
 
 def _sentences(text: str) -> list[list[str]]:
-    sentences: list[list[str]] = [[]]
-    for word in text.split():
-        sentences[-1].append(word)
-        if word.rstrip(QUOTES)[-1:] in SENTENCE_ENDS:
-            sentences.append([])
+    """Words per sentence; a line break (a title above its paragraph) ends a sentence too."""
+    sentences: list[list[str]] = []
+    for line in text.splitlines():
+        sentences.append([])
+        for word in line.split():
+            sentences[-1].append(word)
+            if word.rstrip(QUOTES)[-1:] in SENTENCE_ENDS:
+                sentences.append([])
     return [s for s in sentences if s]
 
 

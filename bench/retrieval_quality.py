@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bench.harness import print_header, print_ratio, services_env
 from bench.name_span_llm import RELATION_TYPE, create_app
+from bench.retrieval_sweep import read_lists, sweep
 from graphrag.db.engine import make_engine, make_session_factory
 from graphrag.db.migrate import upgrade_to_head
 from graphrag.db.models import Knowledge
@@ -197,6 +198,7 @@ def _score(
     with _searcher(settings) as (sessions, embedder, store):
         paragraph = _paragraph_of(sessions, kb_id)
         embedder.embed_query("warm up")
+        source = GraphSource(store, embed=embedder.embed)
         for question in questions:
             gold = set(question["gold"])
             for method in METHODS:
@@ -215,7 +217,7 @@ def _score(
                 )
                 start = time.perf_counter()
                 with sessions() as session:
-                    hits = retrieve(session, embedder, search, request, GraphSource(store)).hits
+                    hits = retrieve(session, embedder, search, request, source).hits
                 elapsed = (time.perf_counter() - start) * _MS_PER_S
                 passages = join_neighbours(hits, settings.chat.passage_join_max_overlap)
                 ranked = [paragraph.get(p.hits[0].knowledge_id, "") for p in passages]
@@ -226,6 +228,16 @@ def _score(
                 first = next((i for i, pid in enumerate(ranked, start=1) if pid in gold), None)
                 scores.rr.append(1.0 / first if first else 0.0)
     return results
+
+
+def _sweep(settings: Settings, kb_id: str, questions: list[dict[str, Any]]) -> None:
+    scope = KbScope(kb_id=uuid.UUID(kb_id), vector=True, keyword=True, graph_on=True)
+    with _searcher(settings) as (sessions, embedder, store):
+        paragraph = _paragraph_of(sessions, kb_id)
+        lists = [
+            read_lists(settings, sessions, embedder, store, scope, q, FETCH_K) for q in questions
+        ]
+    sweep(lists, paragraph, settings.chat.passage_join_max_overlap)
 
 
 def _report(results: dict[str, Scores]) -> None:
@@ -265,6 +277,10 @@ def main() -> None:
     parser.add_argument("--redis-db", type=int, default=3)
     parser.add_argument("--worker-concurrency", type=int, default=2)
     parser.add_argument("--timeout-s", type=float, default=3600.0)
+    parser.add_argument(
+        "--sweep", action="store_true", help="also compare fusion settings (bench/retrieval_sweep)"
+    )
+    parser.add_argument("--no-table", action="store_true", help="skip the timed method table")
     args = parser.parse_args()
     corpus = _load_jsonl(args.dataset / "corpus.jsonl")
     questions = _load_jsonl(args.dataset / "questions.jsonl")
@@ -286,7 +302,11 @@ def main() -> None:
             kb_id = _ingest(args, env, corpus)
             STATE_FILE.parent.mkdir(parents=True, exist_ok=True)
             STATE_FILE.write_text(json.dumps({"database_url": database_url, "kb_id": kb_id}))
-        _report(_score(_settings(env), kb_id, questions))
+        settings = _settings(env)
+        if not args.no_table:
+            _report(_score(settings, kb_id, questions))
+        if args.sweep:
+            _sweep(settings, kb_id, questions)
 
 
 if __name__ == "__main__":

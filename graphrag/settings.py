@@ -195,6 +195,9 @@ class SearchSettings(_Section):
     graph_min_key_chars: int = Field(gt=0)
     graph_max_keys: int = Field(gt=0)
     graph_word_match_limit: int = Field(ge=0)
+    graph_vector_match_limit: int = Field(ge=0)
+    graph_vector_match_threshold: float = Field(ge=-1.0, le=1.0)
+    graph_vector_probe: int = Field(gt=0)
     graph_max_instances: int = Field(gt=0)
     graph_max_neighbours: int = Field(ge=0)
     graph_max_chunks_per_entity: int = Field(gt=0)
@@ -214,6 +217,7 @@ class ExtractionSettings(_Section):
     """Knowledge-graph extraction: parser caps, tag policy, limits of a KB's ExtractConfig."""
 
     keep_relations_outside_tags: bool
+    name_vectors: bool
     max_name_chars: int = Field(gt=0)
     max_attributes_per_node: int = Field(ge=0)
     max_nodes_per_chunk: int = Field(gt=0)

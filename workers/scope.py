@@ -56,7 +56,9 @@ def _open(settings: Settings) -> _Scope:
         graph=graph,
         queue=CeleryTaskQueue(app),
     )
-    return _Scope(ingest, GraphContext(settings, sessions, LlmClient(settings.llm, limiter), graph))
+    llm = LlmClient(settings.llm, limiter)
+    graph_ctx = GraphContext(settings, sessions, llm, graph, embed_names=ingest.embedder.embed)
+    return _Scope(ingest, graph_ctx)
 
 
 def _scope() -> _Scope:

@@ -19,7 +19,7 @@ from graphrag.chat.agent_evidence import Evidence
 from graphrag.chat.agent_tools import ToolName, ToolResult, hybrid_hits
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.engine import session_scope
-from graphrag.errors import GraphStoreError
+from graphrag.errors import EmbeddingError, GraphStoreError
 from graphrag.search.graph_retrieval import GraphQuery, find_graph_hits
 from graphrag.search.models import KbScope, MatchType, SearchHit
 
@@ -71,6 +71,7 @@ class GraphQueryTool:
             kb_ids=[scope.kb_id],
             entities=names,
             knowledge_ids=self._turn.request.knowledge_ids,
+            embed=services.embedder.embed,
         )
         with session_scope(services.sessions) as session:
             ranking = find_graph_hits(session, services.graph, services.settings.search, query)
@@ -116,7 +117,7 @@ class GraphQueryTool:
                 continue
             try:
                 states.append(self._search_graph(scope, names, found))
-            except GraphStoreError as exc:
+            except (GraphStoreError, EmbeddingError) as exc:
                 state = KbGraphState.GRAPH_UNAVAILABLE_HYBRID_SEARCH.value
                 states.append({"kb_id": kb_id, "state": state, "reason": exc.message})
                 fallback.append(scope)

@@ -17,11 +17,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
-from graphrag.errors import GraphStoreError, LlmUnavailableError
+from graphrag.errors import EmbeddingError, GraphStoreError, LlmUnavailableError
 from graphrag.extraction.graph_cleanup import ParseOptions
 from graphrag.extraction.models import ExtractConfig, GraphData
 from graphrag.extraction.output_parser import parse_graph_output
 from graphrag.extraction.prompt_builder import build_extraction_request
+from graphrag.graph.name_vectors import EmbedTexts, write_name_vectors
 from graphrag.graph.store import GraphCounts, GraphStore
 from graphrag.ingest.lifecycle import finish_chunk_subtask
 from graphrag.llm.client import LlmClient
@@ -41,6 +42,7 @@ class GraphContext:
     sessions: sessionmaker[Session]
     llm: LlmClient
     graph: GraphStore
+    embed_names: EmbedTexts | None = None  # name vectors for near matches; None: none written
 
 
 class ChunkOutcome(StrEnum):
@@ -85,6 +87,16 @@ def _extract(ctx: GraphContext, work: _Work) -> GraphData:
     return outcome.data
 
 
+def _write_name_vectors(ctx: GraphContext, kb_id: uuid.UUID, graph: GraphData) -> None:
+    if ctx.embed_names is None or not ctx.settings.extraction.name_vectors:
+        return
+    try:
+        write_name_vectors(ctx.graph, kb_id, graph, ctx.embed_names)
+    except EmbeddingError as exc:
+        # Near matches are a bonus on top of exact ones: the chunk's graph still stands.
+        log.warning("name vectors not written for base %s: %s", kb_id, exc.message)
+
+
 def extract_chunk_graph(
     ctx: GraphContext,
     knowledge_id: uuid.UUID,
@@ -104,6 +116,7 @@ def extract_chunk_graph(
         if not graph.is_empty:
             tagged = graph.with_chunk(str(chunk_id))
             ctx.graph.write_chunk_graph(work.kb_id, knowledge_id, chunk_id, tagged)
+            _write_name_vectors(ctx, work.kb_id, graph)
         counts = ctx.graph.document_counts(knowledge_id)
     except RETRYABLE as exc:
         if not final_try:

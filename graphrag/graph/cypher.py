@@ -19,13 +19,17 @@ __all__ = [
     "ENTITY_KEY_CONSTRAINT",
     "ENTITY_NEIGHBOURHOOD",
     "ENTITY_RELATIONS",
+    "KEYS_BY_VECTOR",
     "KEYS_BY_WORDS",
+    "KEYS_WITHOUT_VECTOR",
     "MATCH_ENTITIES",
     "MERGE_NODES",
     "MERGE_RELATIONS",
     "SEARCH_NODE",
+    "SET_KEY_VECTORS",
     "drop_name_index_ddl",
     "name_index_ddl",
+    "vector_index_ddl",
 ]
 
 ENTITY_KEY_CONSTRAINT = """
@@ -56,6 +60,33 @@ CALL db.index.fulltext.queryNodes('base_entity_words', q.lucene, {limit: $limit}
 YIELD node, score
 WHERE node.kb = $kb
 RETURN q.name AS name, collect(node.key) AS keys
+"""
+
+# Name vectors of the base nodes, for near matches of a question's names ("Kimber Mfg." and
+# "Kimber Manufacturing"). Written once per key at graph-build time; a base node removed with
+# its last document takes its vector with it.
+KEYS_WITHOUT_VECTOR = """
+UNWIND $keys AS key
+MATCH (c:BaseEntity {kb: $kb, key: key})
+WHERE c.embedding IS NULL
+RETURN collect(c.key) AS keys
+"""
+
+SET_KEY_VECTORS = """
+UNWIND $rows AS row
+MATCH (c:BaseEntity {kb: $kb, key: row.key})
+SET c.embedding = row.vector
+"""
+
+# The vector index is shared by every base: $probe candidates are read, then those of the base
+# with a cosine similarity of at least $threshold are kept, best first.
+KEYS_BY_VECTOR = """
+UNWIND $queries AS q
+CALL db.index.vector.queryNodes('base_entity_vectors', $probe, q.vector) YIELD node, score
+WHERE node.kb = $kb AND score >= $threshold
+WITH q, node, score
+ORDER BY score DESC
+RETURN q.name AS name, collect({key: node.key, score: score})[..$limit] AS matches
 """
 
 # One row per entity: merge on (name, kg) under both namespace labels, then grow the lists, so
@@ -213,6 +244,15 @@ CALL (n) {
 RETURN c.key AS key, instances, n.name AS name, n.kg AS kg,
        n.chunks[..$max_chunks] AS chunks, neighbours
 """
+
+
+def vector_index_ddl(dimensions: int) -> str:
+    """The name-vector index of the base nodes (its size comes from the embedding settings)."""
+    return (
+        "CREATE VECTOR INDEX base_entity_vectors IF NOT EXISTS FOR (c:BaseEntity) ON c.embedding "
+        f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dimensions)}, "
+        "`vector.similarity_function`: 'cosine'}}"
+    )
 
 
 def name_index_ddl(label: str) -> str:

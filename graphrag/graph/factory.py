@@ -22,4 +22,5 @@ def build_graph_store(settings: Settings, driver: Driver | None = None) -> Graph
 
     store = Neo4jGraphStore(driver or connect_driver(settings.neo4j), settings.neo4j)
     store.ensure_schema()
+    store.ensure_vector_index(settings.embedding.dim)
     return store

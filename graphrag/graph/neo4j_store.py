@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from neo4j import READ_ACCESS, Driver, ManagedTransaction, unit_of_work
@@ -45,6 +45,12 @@ class Neo4jGraphStore:
 
     def close(self) -> None:
         self.driver.close()
+
+    def ensure_vector_index(self, dimensions: int) -> None:
+        """The index of the base nodes' name vectors (IF NOT EXISTS)."""
+        self.driver.execute_query(
+            cypher.vector_index_ddl(dimensions), database_=self.settings.database
+        )
 
     def ensure_schema(self) -> None:
         """The uniqueness of (kg, name): concurrent merges of one entity then meet on one node.
@@ -189,6 +195,52 @@ class Neo4jGraphStore:
             cypher.drop_name_index_ddl(label), database_=self.settings.database
         )
         return removed
+
+    def keys_without_vector(self, kb_id: uuid.UUID, keys: Sequence[str]) -> list[str]:
+        """The keys among `keys` whose base node has no name vector yet."""
+        if not keys:
+            return []
+        rows = self._read(cypher.KEYS_WITHOUT_VECTOR, {"kb": str(kb_id), "keys": list(keys)})
+        return [str(k) for k in rows[0]["keys"]] if rows else []
+
+    def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
+        """Store the name vectors of base nodes (a key without a node is ignored)."""
+        rows = [{"key": key, "vector": list(vector)} for key, vector in vectors.items()]
+        if not rows:
+            return
+        try:
+            self.driver.execute_query(
+                cypher.SET_KEY_VECTORS, kb=str(kb_id), rows=rows, database_=self.settings.database
+            )
+        except _UNREACHABLE as exc:
+            raise GraphStoreError(f"graph write failed: {exc}") from exc
+
+    def keys_by_vector(
+        self,
+        kb_id: uuid.UUID,
+        vectors: Mapping[str, Sequence[float]],
+        limit: int,
+        probe: int,
+        threshold: float,
+    ) -> dict[str, list[tuple[str, float]]]:
+        """For each name, at most `limit` keys of the base whose name vector is near its vector."""
+        queries = [{"name": name, "vector": list(v)} for name, v in vectors.items()]
+        if not queries or limit <= 0:
+            return {}
+        rows = self._read(
+            cypher.KEYS_BY_VECTOR,
+            {
+                "queries": queries,
+                "kb": str(kb_id),
+                "limit": limit,
+                "probe": probe,
+                "threshold": threshold,
+            },
+        )
+        return {
+            str(row["name"]): [(str(m["key"]), float(m["score"])) for m in row["matches"]]
+            for row in rows
+        }
 
     def keys_by_words(
         self, kb_id: uuid.UUID, names: Sequence[str], limit: int

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 from graphrag.extraction.models import GraphData
@@ -57,6 +57,25 @@ class GraphStore(Protocol):
         limit: int,
     ) -> EntityMatches:
         """Entities whose name contains `entity`, related or not, best first."""
+        ...
+
+    def keys_without_vector(self, kb_id: uuid.UUID, keys: Sequence[str]) -> list[str]:
+        """The keys among `keys` whose base node has no name vector yet."""
+        ...
+
+    def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
+        """Store the name vectors of base nodes."""
+        ...
+
+    def keys_by_vector(
+        self,
+        kb_id: uuid.UUID,
+        vectors: Mapping[str, Sequence[float]],
+        limit: int,
+        probe: int,
+        threshold: float,
+    ) -> dict[str, list[tuple[str, float]]]:
+        """For each name, keys of the base whose name vector is near (key, similarity)."""
         ...
 
     def keys_by_words(
@@ -151,6 +170,24 @@ class DisabledGraphStore:
     ) -> RelationMatches:
         self._note()
         return RelationMatches()
+
+    def keys_without_vector(self, kb_id: uuid.UUID, keys: Sequence[str]) -> list[str]:
+        self._note()
+        return []
+
+    def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
+        self._note()
+
+    def keys_by_vector(
+        self,
+        kb_id: uuid.UUID,
+        vectors: Mapping[str, Sequence[float]],
+        limit: int,
+        probe: int,
+        threshold: float,
+    ) -> dict[str, list[tuple[str, float]]]:
+        self._note()
+        return {}
 
     def keys_by_words(
         self, kb_id: uuid.UUID, names: Sequence[str], limit: int

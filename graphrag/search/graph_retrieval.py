@@ -23,6 +23,7 @@ from sqlalchemy import literal
 from sqlalchemy.orm import Session
 
 from graphrag.db.models import Chunk
+from graphrag.graph.name_vectors import EmbedTexts
 from graphrag.graph.names import QuestionKey, capitalised_spans, name_tokens, question_keys
 from graphrag.graph.neighbourhood import KeyInstance, NeighbourhoodLimits
 from graphrag.graph.store import GraphStore
@@ -59,6 +60,11 @@ class GraphQuery:
     entities: Sequence[str] = ()  # names a model extracted from the question
     knowledge_ids: Sequence[uuid.UUID] | None = None
     passage_seeds: Mapping[str, float] = field(default_factory=dict)  # chunk id -> weight
+    embed: EmbedTexts | None = None  # name vectors of the question's names (near matches)
+
+    def names(self) -> list[str]:
+        """The question's names: the model's, or else its capitalised spans."""
+        return list(self.entities) or capitalised_spans(self.question)
 
 
 @dataclass
@@ -105,9 +111,9 @@ def _limits(settings: SearchSettings, neighbours: bool) -> NeighbourhoodLimits:
 def _word_matches(
     store: GraphStore, settings: SearchSettings, query: GraphQuery, kb_id: uuid.UUID
 ) -> dict[str, float]:
-    """Keys holding every word of a name in the question (the model's names, or else its
-    capitalised spans), each weighted by the share of its words that the name covers."""
-    names = list(query.entities) or capitalised_spans(query.question)
+    """Keys holding every word of one of the question's names, each weighted by the share of
+    its words that the name covers."""
+    names = query.names()
     if not names or settings.graph_word_match_limit == 0:
         return {}
     found = store.keys_by_words(kb_id, names, settings.graph_word_match_limit)
@@ -120,8 +126,42 @@ def _word_matches(
     return shares
 
 
+def _vector_matches(
+    store: GraphStore,
+    settings: SearchSettings,
+    vectors: Mapping[str, Sequence[float]],
+    kb_id: uuid.UUID,
+) -> dict[str, float]:
+    """Keys whose name vector is near one of the question's names, weighted by similarity."""
+    if not vectors:
+        return {}
+    found = store.keys_by_vector(
+        kb_id,
+        vectors,
+        settings.graph_vector_match_limit,
+        settings.graph_vector_probe,
+        settings.graph_vector_match_threshold,
+    )
+    near: dict[str, float] = {}
+    for matches in found.values():
+        for key, score in matches:
+            near[key] = max(near.get(key, 0.0), score)
+    return near
+
+
+def _name_vectors(settings: SearchSettings, query: GraphQuery) -> dict[str, list[float]]:
+    names = query.names()
+    if query.embed is None or not names or settings.graph_vector_match_limit == 0:
+        return {}
+    return dict(zip(names, query.embed(names), strict=True))
+
+
 def _rank_base(
-    store: GraphStore, settings: SearchSettings, query: GraphQuery, kb_id: uuid.UUID
+    store: GraphStore,
+    settings: SearchSettings,
+    query: GraphQuery,
+    vectors: Mapping[str, Sequence[float]],
+    kb_id: uuid.UUID,
 ) -> _BaseRanking:
     start = perf_counter()
     candidates = question_keys(
@@ -133,6 +173,8 @@ def _rank_base(
     )
     by_key = {c.key: c for c in candidates}
     shares = _word_matches(store, settings, query, kb_id)
+    for key, similarity in _vector_matches(store, settings, vectors, kb_id).items():
+        shares[key] = max(shares.get(key, 0.0), similarity)
     wanted = list(dict.fromkeys([*by_key, *shares]))
     rows = store.entity_neighbourhood(
         kb_id, wanted, query.knowledge_ids, _limits(settings, neighbours=True)
@@ -216,17 +258,22 @@ def rank_in_graph(store: GraphStore, settings: SearchSettings, query: GraphQuery
     """Ranked chunk ids of every base in scope (bases in parallel), not yet checked for
     visibility: no database session is needed, so it can run beside the other searches.
 
-    Raises GraphStoreError when the graph cannot be read; callers decide how to degrade.
+    Raises GraphStoreError when the graph cannot be read, EmbeddingError when the question's
+    names cannot be embedded; callers decide how to degrade.
     """
     if not query.kb_ids:
         return GraphRanking()
+    vectors = _name_vectors(settings, query)
     if len(query.kb_ids) == 1:
-        per_base = [_rank_base(store, settings, query, query.kb_ids[0])]
+        per_base = [_rank_base(store, settings, query, vectors, query.kb_ids[0])]
     else:
         workers = min(len(query.kb_ids), settings.graph_parallel_bases)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             per_base = list(
-                pool.map(lambda kb_id: _rank_base(store, settings, query, kb_id), query.kb_ids)
+                pool.map(
+                    lambda kb_id: _rank_base(store, settings, query, vectors, kb_id),
+                    query.kb_ids,
+                )
             )
     return GraphRanking(
         evidence=sorted(

@@ -23,7 +23,6 @@ from sqlalchemy.dialects.postgresql import ARRAY, REAL, REGCONFIG
 from sqlalchemy.orm import Session
 
 from graphrag.db.models import TEXT_SEARCH_CONFIG, Chunk
-from graphrag.graph.names import name_tokens
 from graphrag.search.chunk_select import SCORE, scored_chunk, visible_chunks
 from graphrag.search.models import ScoredChunk
 
@@ -33,15 +32,6 @@ __all__ = ["keyword_search"]
 UNIT_CLASS_WEIGHTS = [1.0, 1.0, 1.0, 1.0]
 # ts_rank_cd normalisation flag: divide the rank by itself + 1.
 RANK_OVER_RANK_PLUS_ONE = 32
-
-
-def _any_word_query(query: str, max_terms: int) -> str:
-    """The query's words joined by `or`: a question matches chunks holding any of its words.
-
-    Only letters and digits survive, so nothing of the input can act as an operator.
-    """
-    words = list(dict.fromkeys(name_tokens(query)))[:max_terms]
-    return " or ".join(words)
 
 
 def _tsquery(query: str) -> ColumnElement[object]:
@@ -58,18 +48,14 @@ def keyword_search(
     *,
     threshold: float,
     limit: int,
-    match_any: bool = False,
-    max_terms: int = 0,
 ) -> list[ScoredChunk]:
     """At most `limit` visible chunks matching `query` with a normalised rank >= `threshold`.
 
     Best first; equal ranks are ordered by chunk id so that results are reproducible.
-    `match_any`: a chunk needs one of the query's first `max_terms` words, not all of them
-    (a natural-language question rarely has every word in one chunk).
     """
     if not kb_ids:
         return []
-    tsquery = _tsquery(_any_word_query(query, max_terms) if match_any else query)
+    tsquery = _tsquery(query)
     weights = cast(literal(UNIT_CLASS_WEIGHTS, ARRAY(Float)), ARRAY(REAL))
     rank = func.ts_rank_cd(weights, Chunk.tsv, tsquery, RANK_OVER_RANK_PLUS_ONE, type_=Float)
     matches = (

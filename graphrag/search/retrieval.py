@@ -18,7 +18,8 @@ from time import perf_counter
 
 from sqlalchemy.orm import Session
 
-from graphrag.errors import GraphStoreError
+from graphrag.errors import EmbeddingError, GraphStoreError
+from graphrag.graph.name_vectors import EmbedTexts
 from graphrag.graph.store import GraphStore
 from graphrag.search.embeddings import Embedder
 from graphrag.search.fusion import FusionWeights, fuse
@@ -28,6 +29,7 @@ from graphrag.search.graph_retrieval import (
     rank_in_graph,
     visible_graph_hits,
 )
+from graphrag.search.keyword_any import keyword_search_any
 from graphrag.search.keyword_search import keyword_search
 from graphrag.search.models import (
     RetrievalRequest,
@@ -51,6 +53,7 @@ class GraphSource:
 
     store: GraphStore
     entities: Sequence[str] = ()
+    embed: EmbedTexts | None = None  # for near matches of names through their vectors
 
 
 class _Clock:
@@ -102,6 +105,16 @@ def _run_keyword(
     if not (request.use_keyword and kb_ids):
         return None
     with clock.stage("keyword"):
+        if settings.keyword_match == "any":
+            return keyword_search_any(
+                session,
+                request.query,
+                kb_ids,
+                request.knowledge_ids,
+                threshold=request.keyword_threshold,
+                limit=request.top_k,
+                max_terms=settings.keyword_max_terms,
+            )
         return keyword_search(
             session,
             request.query,
@@ -109,8 +122,6 @@ def _run_keyword(
             request.knowledge_ids,
             threshold=request.keyword_threshold,
             limit=request.top_k,
-            match_any=settings.keyword_match == "any",
-            max_terms=settings.keyword_max_terms,
         )
 
 
@@ -123,13 +134,14 @@ def _graph_query(request: RetrievalRequest, graph: GraphSource | None) -> GraphQ
         kb_ids=kb_ids,
         entities=graph.entities,
         knowledge_ids=request.knowledge_ids,
+        embed=graph.embed,
     )
 
 
 def _graph_ranking(future: Future[GraphRanking]) -> GraphRanking | None:
     try:
         return future.result()
-    except GraphStoreError as exc:
+    except (GraphStoreError, EmbeddingError) as exc:
         # The graph adds to the other methods: when it cannot be read, they still answer.
         log.warning("graph ranking skipped: %s", exc.message)
         return None
@@ -164,9 +176,7 @@ def retrieve(
             with clock.stage("graph"):
                 ranking = _graph_ranking(pending)
                 if ranking is not None:
-                    ranking = visible_graph_hits(
-                        session, ranking, query, settings.graph_list_size
-                    )
+                    ranking = visible_graph_hits(session, ranking, query, settings.graph_list_size)
         with clock.stage("fusion"):
             weights = FusionWeights(
                 k=settings.rrf_k,

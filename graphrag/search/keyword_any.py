@@ -1,0 +1,89 @@
+"""Keyword search for questions: chunks holding any of the query's words, ranked by how much of
+the query's rare-word weight they hold.
+
+A question rarely has all its words in one chunk, so requiring them all (the search-box
+behaviour) finds nothing; matching any word with PostgreSQL's own rank favours chunks that
+repeat common words. Here each of the query's lexemes (stemmed, stop words dropped, by the same
+text-search configuration as the chunks) is weighted by its inverse document frequency in the
+bases searched, `ln(1 + (N - df + 0.5) / (df + 0.5))` as in BM25, and a chunk scores the share
+of the query's total weight that its lexemes cover: 1.0 holds every word, a chunk holding only
+the rarest word can outrank one holding several common ones. Document frequencies come from
+the GIN index, one count per lexeme (at most `max_terms` of them), in the same statement.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import Float, Select, cast, func, literal, select
+from sqlalchemy.dialects.postgresql import REGCONFIG
+from sqlalchemy.orm import Session
+
+from graphrag.db.models import TEXT_SEARCH_CONFIG, Chunk, Knowledge
+from graphrag.search.chunk_select import SCORE, scored_chunk, visible_chunks
+from graphrag.search.models import ScoredChunk
+
+__all__ = ["keyword_search_any"]
+
+# Lexemes are already stemmed and lower-cased: matching them needs no further processing.
+_VERBATIM_CONFIG = "simple"
+_BM25_HALF = 0.5
+
+
+def _ranked_query(
+    query: str,
+    kb_ids: Sequence[uuid.UUID],
+    knowledge_ids: Sequence[uuid.UUID] | None,
+    max_terms: int,
+) -> Select[tuple[object, ...]]:
+    config = cast(literal(TEXT_SEARCH_CONFIG), REGCONFIG)
+    lexemes = (
+        select(func.unnest(func.tsvector_to_array(func.to_tsvector(config, query))).label("lexeme"))
+        .limit(max_terms)
+        .cte("lexemes")
+    )
+    term = func.plainto_tsquery(cast(literal(_VERBATIM_CONFIG), REGCONFIG), lexemes.c.lexeme)
+    df = (
+        select(func.count())
+        .select_from(Chunk)
+        .where(Chunk.kb_id.in_(kb_ids), Chunk.tsv.op("@@")(term))
+        .scalar_subquery()
+    )
+    total = select(func.count()).select_from(Chunk).where(Chunk.kb_id.in_(kb_ids)).scalar_subquery()
+    stats = select(lexemes.c.lexeme, term.label("term"), df.label("df")).cte("stats")
+    idf = func.ln(1.0 + (total - stats.c.df + _BM25_HALF) / (stats.c.df + _BM25_HALF))
+    weights = select(stats.c.term, cast(idf, Float).label("idf")).cte("weights")
+    whole = select(func.sum(weights.c.idf)).scalar_subquery()
+    share = cast(func.sum(weights.c.idf) / func.nullif(whole, 0.0), Float)
+    return (
+        visible_chunks(share, kb_ids, knowledge_ids)
+        .join(weights, Chunk.tsv.op("@@")(weights.c.term))
+        .group_by(Chunk.id, Knowledge.id)
+    )
+
+
+def keyword_search_any(
+    session: Session,
+    query: str,
+    kb_ids: Sequence[uuid.UUID],
+    knowledge_ids: Sequence[uuid.UUID] | None,
+    *,
+    threshold: float,
+    limit: int,
+    max_terms: int,
+) -> list[ScoredChunk]:
+    """At most `limit` visible chunks holding at least `threshold` of the query's word weight.
+
+    Best first; equal scores are ordered by chunk id so that results are reproducible.
+    """
+    if not kb_ids:
+        return []
+    matches = _ranked_query(query, kb_ids, knowledge_ids, max_terms).subquery("matches")
+    rows = session.execute(
+        select(matches)
+        .where(matches.c[SCORE] >= threshold)
+        .order_by(matches.c[SCORE].desc(), matches.c.chunk_id)
+        .limit(limit)
+    ).mappings()
+    return [scored_chunk(row, float(row[SCORE])) for row in rows]
