@@ -274,7 +274,7 @@ def main() -> None:
     parser.add_argument("--dataset", type=Path, default=default_dataset)
     parser.add_argument("--questions", type=int, default=0, help="first N questions (0: all)")
     parser.add_argument("--reuse", action="store_true", help="score the previous run's base")
-    parser.add_argument("--redis-db", type=int, default=3)
+    parser.add_argument("--redis-db", type=int, default=1)  # 0: demo, 2-15: tests
     parser.add_argument("--worker-concurrency", type=int, default=2)
     parser.add_argument("--timeout-s", type=float, default=3600.0)
     parser.add_argument(

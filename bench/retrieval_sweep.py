@@ -78,11 +78,12 @@ def read_lists(
             return _scored(retrieve(session, embedder, variant, request).hits)
 
     graph: dict[str, list[GraphListHit]] = {}
+    question_vector = embedder.embed_query(text)
     for ranker in RANKERS:
         variant = search.model_copy(update={"graph_ranker": ranker})
         query = GraphQuery(question=text, kb_ids=[scope.kb_id], embed=embedder.embed)
         with sessions() as session:
-            graph[ranker] = find_graph_hits(session, store, variant, query).hits
+            graph[ranker] = find_graph_hits(session, store, variant, query, question_vector).hits
     return QuestionLists(
         gold=frozenset(str(g) for g in question["gold"]),  # type: ignore[attr-defined]
         vector=one(True, search.keyword_match),

@@ -191,6 +191,9 @@ class SearchSettings(_Section):
     graph_ranker: Literal["ppr", "entity_overlap"]
     graph_weight: float = Field(ge=0.0)
     graph_list_size: int = Field(gt=0)
+    graph_candidates: int = Field(gt=0)
+    graph_ppr_exponent: float = Field(ge=0.0)
+    graph_similarity_exponent: float = Field(ge=0.0)
     graph_max_question_words: int = Field(gt=0)
     graph_min_key_chars: int = Field(gt=0)
     graph_max_keys: int = Field(gt=0)

@@ -73,8 +73,11 @@ class GraphQueryTool:
             knowledge_ids=self._turn.request.knowledge_ids,
             embed=services.embedder.embed,
         )
+        question_vector = services.embedder.embed_query(query.question)
         with session_scope(services.sessions) as session:
-            ranking = find_graph_hits(session, services.graph, services.settings.search, query)
+            ranking = find_graph_hits(
+                session, services.graph, services.settings.search, query, question_vector
+            )
         relations = 0
         for item in ranking.hits:
             path = item.contribution.path

@@ -27,7 +27,7 @@ from graphrag.graph.name_vectors import EmbedTexts
 from graphrag.graph.names import QuestionKey, capitalised_spans, name_tokens, question_keys
 from graphrag.graph.neighbourhood import KeyInstance, NeighbourhoodLimits
 from graphrag.graph.store import GraphStore
-from graphrag.search.chunk_select import scored_chunk, visible_chunks
+from graphrag.search.chunk_select import SCORE, scored_chunk, visible_chunks
 from graphrag.search.fusion import GraphListHit
 from graphrag.search.graph_rank import (
     ChunkEvidence,
@@ -218,39 +218,70 @@ def _rank_base(
     )
 
 
+def _graph_list_score(
+    ppr: float, top: float, similarity: float | None, settings: SearchSettings
+) -> float:
+    """The graph list's order: the graph score, and, given the question's vector, how close the
+    chunk is to it (the graph picks the candidates, meaning orders them)."""
+    if similarity is None or settings.graph_similarity_exponent == 0:
+        return ppr
+    share = (ppr / top) ** settings.graph_ppr_exponent if top > 0 else 0.0
+    return float(share * max(similarity, 0.0) ** settings.graph_similarity_exponent)
+
+
 def _load_visible(
     session: Session,
     evidence: Sequence[ChunkEvidence],
     query: GraphQuery,
-    limit: int,
+    settings: SearchSettings,
+    query_vector: Sequence[float] | None,
 ) -> list[GraphListHit]:
-    """The visible chunks among the ranked ones, in rank order, at most `limit`."""
+    """The graph list: the visible chunks among the best `graph_candidates` ranked ones,
+    ordered by `_graph_list_score`, at most `graph_list_size`."""
     ranked: list[tuple[uuid.UUID, ChunkEvidence]] = []
-    for item in evidence:
+    for item in evidence[: settings.graph_candidates]:
         try:
             ranked.append((uuid.UUID(item.chunk_id), item))
         except ValueError:
             continue  # a chunk id that is not one (a hand-made node) names no chunk
     if not ranked:
         return []
-    select_rows = visible_chunks(literal(0.0), query.kb_ids, query.knowledge_ids).where(
+    similarity = (
+        1.0 - Chunk.embedding.cosine_distance(list(query_vector))
+        if query_vector is not None
+        else literal(0.0)
+    )
+    select_rows = visible_chunks(similarity, query.kb_ids, query.knowledge_ids).where(
         Chunk.id.in_([chunk_id for chunk_id, _ in ranked])
     )
     rows = {row["chunk_id"]: row for row in session.execute(select_rows).mappings()}
+    top = ranked[0][1].score
+    scored = sorted(
+        (
+            (
+                _graph_list_score(
+                    item.score,
+                    top,
+                    None if query_vector is None else float(rows[chunk_id][SCORE] or 0.0),
+                    settings,
+                ),
+                chunk_id,
+                item,
+            )
+            for chunk_id, item in ranked
+            if chunk_id in rows
+        ),
+        key=lambda entry: (-entry[0], str(entry[1])),
+    )
     hits: list[GraphListHit] = []
-    for chunk_id, item in ranked:
-        row = rows.get(chunk_id)
-        if row is None:
-            continue
+    for score, chunk_id, item in scored[: settings.graph_list_size]:
         contribution = GraphContribution(
-            score=round(item.score, 6),
+            score=round(score, 6),
             rank=len(hits) + 1,
             seeds=list(item.seeds),
             path=list(item.path),
         )
-        hits.append(GraphListHit(scored_chunk(row, item.score), contribution))
-        if len(hits) >= limit:
-            break
+        hits.append(GraphListHit(scored_chunk(rows[chunk_id], score), contribution))
     return hits
 
 
@@ -288,16 +319,25 @@ def rank_in_graph(store: GraphStore, settings: SearchSettings, query: GraphQuery
 
 
 def visible_graph_hits(
-    session: Session, ranking: GraphRanking, query: GraphQuery, limit: int
+    session: Session,
+    ranking: GraphRanking,
+    query: GraphQuery,
+    settings: SearchSettings,
+    query_vector: Sequence[float] | None = None,
 ) -> GraphRanking:
-    """The ranking with its visible chunks loaded (at most `limit`), in rank order."""
-    ranking.hits = _load_visible(session, ranking.evidence, query, limit)
+    """The ranking with its graph list loaded: visible chunks only, ordered with the question's
+    vector when there is one (see `_graph_list_score`)."""
+    ranking.hits = _load_visible(session, ranking.evidence, query, settings, query_vector)
     return ranking
 
 
 def find_graph_hits(
-    session: Session, store: GraphStore, settings: SearchSettings, query: GraphQuery
+    session: Session,
+    store: GraphStore,
+    settings: SearchSettings,
+    query: GraphQuery,
+    query_vector: Sequence[float] | None = None,
 ) -> GraphRanking:
     """Visible chunks of the bases ranked by their graph evidence for the question, best first."""
     ranking = rank_in_graph(store, settings, query)
-    return visible_graph_hits(session, ranking, query, settings.graph_list_size)
+    return visible_graph_hits(session, ranking, query, settings, query_vector)

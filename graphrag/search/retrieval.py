@@ -80,10 +80,11 @@ def _run_vector(
     settings: SearchSettings,
     request: RetrievalRequest,
     clock: _Clock,
-) -> list[ScoredChunk] | None:
+) -> tuple[list[ScoredChunk] | None, list[float] | None]:
+    """The vector hits, and the question's vector (the graph list is ordered with it too)."""
     kb_ids = [s.kb_id for s in request.scopes if s.vector]
     if not (request.use_vector and kb_ids):
-        return None
+        return None, None
     with clock.stage("embed"):
         query_vector = embedder.embed_query(request.query)
     with clock.stage("vector"):
@@ -95,7 +96,7 @@ def _run_vector(
             request.knowledge_ids,
             threshold=request.vector_threshold,
             limit=request.top_k,
-        )
+        ), query_vector
 
 
 def _run_keyword(
@@ -164,7 +165,7 @@ def retrieve(
         pending = None
         if graph is not None and query is not None and not seeded:
             pending = pool.submit(rank_in_graph, graph.store, settings, query)
-        vector_hits = _run_vector(session, embedder, settings, request, clock)
+        vector_hits, query_vector = _run_vector(session, embedder, settings, request, clock)
         if graph is not None and query is not None and seeded:
             top = (vector_hits or [])[: settings.graph_passage_seeds]
             weight = settings.graph_passage_seed_weight
@@ -176,7 +177,7 @@ def retrieve(
             with clock.stage("graph"):
                 ranking = _graph_ranking(pending)
                 if ranking is not None:
-                    ranking = visible_graph_hits(session, ranking, query, settings.graph_list_size)
+                    ranking = visible_graph_hits(session, ranking, query, settings, query_vector)
         with clock.stage("fusion"):
             weights = FusionWeights(
                 k=settings.rrf_k,

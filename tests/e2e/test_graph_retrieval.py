@@ -94,7 +94,10 @@ def test_second_hop_chunk_reaches_the_top_through_a_cross_document_link(
     with_graph = _search(http, kb["id"], use_graph=True)
     assert with_graph["graph_used"] is True and "Zentrac Rifles" in with_graph["graph_seeds"]
     markers = [_marker(h) for h in with_graph["hits"]]
-    assert "HOPTWO" in markers[:3], markers
+    assert "HOPTWO" in markers[:3], [
+        (m, h["match_type"], h["score"], h["graph"], h["keyword_rank"])
+        for m, h in zip(markers, with_graph["hits"], strict=True)
+    ]
     hop2 = with_graph["hits"][markers.index("HOPTWO")]
     assert hop2["match_type"] == "graph"
     assert hop2["graph"]["path"] == ["Zentrac Rifles", "trained_at", "Orvex Arms"]
