@@ -198,7 +198,7 @@ def _score(
     with _searcher(settings) as (sessions, embedder, store):
         paragraph = _paragraph_of(sessions, kb_id)
         embedder.embed_query("warm up")
-        source = GraphSource(store, embed=embedder.embed)
+        source = GraphSource(store)
         for question in questions:
             gold = set(question["gold"])
             for method in METHODS:

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.graph.store import GraphStore
 from graphrag.search.embeddings import Embedder
 from graphrag.search.fusion import FusionWeights, GraphListHit, fuse
-from graphrag.search.graph_retrieval import GraphQuery, find_graph_hits
+from graphrag.search.graph_retrieval import GraphQuery, embed_question, find_graph_hits
 from graphrag.search.models import KbScope, RetrievalRequest, ScoredChunk, SearchHit
 from graphrag.search.passages import join_neighbours
 from graphrag.search.retrieval import retrieve
@@ -78,10 +78,11 @@ def read_lists(
             return _scored(retrieve(session, embedder, variant, request).hits)
 
     graph: dict[str, list[GraphListHit]] = {}
-    question_vector = embedder.embed_query(text)
+    probe = GraphQuery(question=text, kb_ids=[scope.kb_id])
+    question_vector, name_vectors = embed_question(embedder.embed, text, probe.names())
     for ranker in RANKERS:
         variant = search.model_copy(update={"graph_ranker": ranker})
-        query = GraphQuery(question=text, kb_ids=[scope.kb_id], embed=embedder.embed)
+        query = GraphQuery(question=text, kb_ids=[scope.kb_id], name_vectors=name_vectors)
         with sessions() as session:
             graph[ranker] = find_graph_hits(session, store, variant, query, question_vector).hits
     return QuestionLists(

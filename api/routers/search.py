@@ -30,5 +30,5 @@ def search(
     With `use_graph` and the base's graph on, chunks ranked through the knowledge graph are fused
     in; each such hit says which question entities and which path led to it.
     """
-    source = GraphSource(store=graph, embed=embedder.embed)
+    source = GraphSource(store=graph)
     return search_knowledge_base(session, settings, embedder, tenant, kb_id, body, source)

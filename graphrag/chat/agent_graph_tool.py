@@ -20,7 +20,7 @@ from graphrag.chat.agent_tools import ToolName, ToolResult, hybrid_hits
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.engine import session_scope
 from graphrag.errors import EmbeddingError, GraphStoreError
-from graphrag.search.graph_retrieval import GraphQuery, find_graph_hits
+from graphrag.search.graph_retrieval import GraphQuery, embed_question, find_graph_hits
 from graphrag.search.models import KbScope, MatchType, SearchHit
 
 __all__ = ["GraphQueryArgs", "GraphQueryTool", "KbGraphState"]
@@ -66,14 +66,15 @@ class GraphQueryTool:
     def _search_graph(self, scope: KbScope, names: list[str], found: _Found) -> dict[str, Any]:
         """Graph ranking in one base; the entities and relations behind its visible chunks."""
         services = self._services
+        question = " ; ".join(names)
+        question_vector, name_vectors = embed_question(services.embedder.embed, question, names)
         query = GraphQuery(
-            question=" ; ".join(names),
+            question=question,
             kb_ids=[scope.kb_id],
             entities=names,
             knowledge_ids=self._turn.request.knowledge_ids,
-            embed=services.embedder.embed,
+            name_vectors=name_vectors,
         )
-        question_vector = services.embedder.embed_query(query.question)
         with session_scope(services.sessions) as session:
             ranking = find_graph_hits(
                 session, services.graph, services.settings.search, query, question_vector

@@ -103,7 +103,7 @@ def chunk_search(services: ChatServices, turn: ChatTurn) -> None:
         keyword_threshold=search.keyword_threshold,
         use_graph=bool(turn.graph_kb_ids),
     )
-    graph = GraphSource(store=services.graph, entities=turn.entities, embed=services.embedder.embed)
+    graph = GraphSource(store=services.graph, entities=turn.entities)
     with session_scope(services.sessions) as session:
         result = retrieve(session, services.embedder, search, request, graph)
     turn.chunk_hits = result.hits

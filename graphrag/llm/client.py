@@ -125,9 +125,7 @@ class LlmClient:
         wire = [m.wire() if isinstance(m, AgentMessage) else m.model_dump() for m in messages]
         return wire if self.settings.system_role else _fold_system(wire)
 
-    def stream(
-        self, messages: list[ChatMessage], max_tokens: int | None = None
-    ) -> Iterator[str]:
+    def stream(self, messages: list[ChatMessage], max_tokens: int | None = None) -> Iterator[str]:
         """Text deltas of a streamed completion (interactive: no background slot is taken)."""
         try:
             chunks = self._client.chat.completions.create(

@@ -43,6 +43,7 @@ from graphrag.settings import SearchSettings
 __all__ = [
     "GraphQuery",
     "GraphRanking",
+    "embed_question",
     "find_graph_hits",
     "rank_in_graph",
     "visible_graph_hits",
@@ -60,7 +61,8 @@ class GraphQuery:
     entities: Sequence[str] = ()  # names a model extracted from the question
     knowledge_ids: Sequence[uuid.UUID] | None = None
     passage_seeds: Mapping[str, float] = field(default_factory=dict)  # chunk id -> weight
-    embed: EmbedTexts | None = None  # name vectors of the question's names (near matches)
+    # Vectors of the question's names (`names()`), for near matches; empty: no near matches.
+    name_vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
 
     def names(self) -> list[str]:
         """The question's names: the model's, or else its capitalised spans."""
@@ -149,11 +151,12 @@ def _vector_matches(
     return near
 
 
-def _name_vectors(settings: SearchSettings, query: GraphQuery) -> dict[str, list[float]]:
-    names = query.names()
-    if query.embed is None or not names or settings.graph_vector_match_limit == 0:
-        return {}
-    return dict(zip(names, query.embed(names), strict=True))
+def embed_question(
+    embed: EmbedTexts, question: str, names: Sequence[str]
+) -> tuple[list[float], dict[str, list[float]]]:
+    """The question's vector and its names' vectors, in one call to the embedder."""
+    vectors = embed([question, *names])
+    return vectors[0], dict(zip(names, vectors[1:], strict=True))
 
 
 def _rank_base(
@@ -294,7 +297,7 @@ def rank_in_graph(store: GraphStore, settings: SearchSettings, query: GraphQuery
     """
     if not query.kb_ids:
         return GraphRanking()
-    vectors = _name_vectors(settings, query)
+    vectors = query.name_vectors if settings.graph_vector_match_limit > 0 else {}
     if len(query.kb_ids) == 1:
         per_base = [_rank_base(store, settings, query, vectors, query.kb_ids[0])]
     else:

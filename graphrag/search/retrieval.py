@@ -19,13 +19,13 @@ from time import perf_counter
 from sqlalchemy.orm import Session
 
 from graphrag.errors import EmbeddingError, GraphStoreError
-from graphrag.graph.name_vectors import EmbedTexts
 from graphrag.graph.store import GraphStore
 from graphrag.search.embeddings import Embedder
 from graphrag.search.fusion import FusionWeights, fuse
 from graphrag.search.graph_retrieval import (
     GraphQuery,
     GraphRanking,
+    embed_question,
     rank_in_graph,
     visible_graph_hits,
 )
@@ -53,7 +53,6 @@ class GraphSource:
 
     store: GraphStore
     entities: Sequence[str] = ()
-    embed: EmbedTexts | None = None  # for near matches of names through their vectors
 
 
 class _Clock:
@@ -74,19 +73,35 @@ class _Clock:
         return StageTimings(**{f"{name}_ms": round(ms, 3) for name, ms in self.ms.items()})
 
 
-def _run_vector(
-    session: Session,
+def _embed(
     embedder: Embedder,
     settings: SearchSettings,
     request: RetrievalRequest,
+    query: GraphQuery | None,
     clock: _Clock,
-) -> tuple[list[ScoredChunk] | None, list[float] | None]:
-    """The vector hits, and the question's vector (the graph list is ordered with it too)."""
-    kb_ids = [s.kb_id for s in request.scopes if s.vector]
-    if not (request.use_vector and kb_ids):
-        return None, None
+) -> tuple[list[float] | None, dict[str, list[float]]]:
+    """The question's vector (when vector search runs) and its names' vectors (when the graph
+    looks for near matches), in one call to the embedder."""
+    wants_vector = request.use_vector and any(s.vector for s in request.scopes)
+    names = query.names() if query is not None and settings.graph_vector_match_limit else []
+    if not (wants_vector or names):
+        return None, {}
     with clock.stage("embed"):
-        query_vector = embedder.embed_query(request.query)
+        if wants_vector:
+            return embed_question(embedder.embed, request.query, names)
+        return None, dict(zip(names, embedder.embed(names), strict=True))
+
+
+def _run_vector(
+    session: Session,
+    settings: SearchSettings,
+    request: RetrievalRequest,
+    query_vector: list[float] | None,
+    clock: _Clock,
+) -> list[ScoredChunk] | None:
+    kb_ids = [s.kb_id for s in request.scopes if s.vector]
+    if query_vector is None or not kb_ids:
+        return None
     with clock.stage("vector"):
         return vector_search(
             session,
@@ -96,7 +111,7 @@ def _run_vector(
             request.knowledge_ids,
             threshold=request.vector_threshold,
             limit=request.top_k,
-        ), query_vector
+        )
 
 
 def _run_keyword(
@@ -135,7 +150,6 @@ def _graph_query(request: RetrievalRequest, graph: GraphSource | None) -> GraphQ
         kb_ids=kb_ids,
         entities=graph.entities,
         knowledge_ids=request.knowledge_ids,
-        embed=graph.embed,
     )
 
 
@@ -162,10 +176,13 @@ def retrieve(
     # Passage seeds need the vector hits first; without them the graph read starts at once.
     seeded = settings.graph_passage_seed_weight > 0
     with clock.stage("total"), ThreadPoolExecutor(max_workers=1) as pool:
+        query_vector, name_vectors = _embed(embedder, settings, request, query, clock)
+        if query is not None:
+            query = replace(query, name_vectors=name_vectors)
         pending = None
         if graph is not None and query is not None and not seeded:
             pending = pool.submit(rank_in_graph, graph.store, settings, query)
-        vector_hits, query_vector = _run_vector(session, embedder, settings, request, clock)
+        vector_hits = _run_vector(session, settings, request, query_vector, clock)
         if graph is not None and query is not None and seeded:
             top = (vector_hits or [])[: settings.graph_passage_seeds]
             weight = settings.graph_passage_seed_weight

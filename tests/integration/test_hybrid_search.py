@@ -94,20 +94,24 @@ def test_rare_keyword_is_found_by_keyword(http: httpx.Client, corpus: Corpus) ->
     assert _doc_ids(body) == [corpus.docs["comet"]]
     hit = body["hits"][0]
     assert hit["match_type"] == "keyword" and hit["keyword_rank"] == 1
-    assert hit["keyword_score"] == pytest.approx(0.5)  # one occurrence: 1 / (1 + 1)
+    assert hit["keyword_score"] == pytest.approx(1.0)  # holds the whole weight of the query
     assert hit["vector_score"] is None
     both = _search(http, corpus.kb_id, "QX7729")
     comet = [h for h in both["hits"] if h["knowledge_id"] == corpus.docs["comet"]]
     assert comet and comet[0]["keyword_rank"] == 1
 
 
-def test_chunk_found_by_both_is_hybrid_and_first(http: httpx.Client, corpus: Corpus) -> None:
+def test_chunk_found_by_both_is_hybrid_and_first(
+    http: httpx.Client, corpus: Corpus, settings: Settings
+) -> None:
     body = _search(http, corpus.kb_id, "Lindqvist turbine")
     top = body["hits"][0]
     assert top["knowledge_id"] == corpus.docs["turbine"]
     assert top["match_type"] == "hybrid"
     assert (top["vector_rank"], top["keyword_rank"], top["rank"]) == (1, 1, 1)
-    assert top["score"] == pytest.approx(0.7 / 61 + 0.3 / 61)
+    fusion = settings.search
+    rank_one = (fusion.vector_weight + fusion.keyword_weight) / (fusion.rrf_k + 1)
+    assert top["score"] == pytest.approx(rank_one)
     assert [h["rank"] for h in body["hits"]] == list(range(1, len(body["hits"]) + 1))
     scores = [h["score"] for h in body["hits"]]
     assert scores == sorted(scores, reverse=True)

@@ -23,7 +23,8 @@ def graph_nodes(driver: Driver, label_id: str) -> dict[str, dict[str, Any]]:
 
 def graph_relations(driver: Driver, label_id: str) -> set[tuple[str, str, str]]:
     records, _, _ = driver.execute_query(
-        f"MATCH (a:{entity_label(label_id)})-[r]->(b) RETURN a.name AS a, type(r) AS t, b.name AS b"
+        f"MATCH (a:{entity_label(label_id)})-[r]->(b:GraphEntity) "
+        "RETURN a.name AS a, type(r) AS t, b.name AS b"
     )
     return {(r["a"], r["t"], r["b"]) for r in records}
 
