@@ -43,9 +43,22 @@ def hold_live(session: Session, knowledge_id: uuid.UUID, attempt: int) -> bool:
 
     Held across a graph write, the lock fences it: marking the document or its base deleted, or
     starting a new attempt, waits for the write to commit, and the purge that follows removes it.
+    The base is locked first, in the order a base deletion takes them, so the two never deadlock.
     """
+    kb_id = session.execute(
+        select(Knowledge.kb_id).where(Knowledge.id == knowledge_id)
+    ).scalar_one_or_none()
+    if kb_id is None:
+        return False
+    kb = session.execute(
+        select(KnowledgeBase.id)
+        .where(KnowledgeBase.id == kb_id, KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE)
+        .with_for_update(read=True)
+    ).scalar_one_or_none()
+    if kb is None:
+        return False
     doc = session.execute(
-        select(Knowledge)
+        select(Knowledge.id)
         .where(
             Knowledge.id == knowledge_id,
             Knowledge.attempt == attempt,
@@ -53,14 +66,7 @@ def hold_live(session: Session, knowledge_id: uuid.UUID, attempt: int) -> bool:
         )
         .with_for_update(read=True)
     ).scalar_one_or_none()
-    if doc is None:
-        return False
-    kb = session.execute(
-        select(KnowledgeBase.id)
-        .where(KnowledgeBase.id == doc.kb_id, KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE)
-        .with_for_update(read=True)
-    ).scalar_one_or_none()
-    return kb is not None
+    return doc is not None
 
 
 def set_stage(

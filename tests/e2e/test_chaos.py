@@ -26,16 +26,15 @@ from tests.support.isolated_worker import (
     add_and_enqueue,
     core_context,
     finished,
-    on_redis_db,
+    on_own_queues,
     read_document,
     wait_document,
 )
 from tests.support.services import data_dir
-from tests.support.worker import WorkerProcess, wait_idle
+from tests.support.worker import WorkerProcess
 
 pytestmark = pytest.mark.e2e
 
-CHAOS_REDIS_DB = 1  # outside the range the session fixtures pick from
 BOMB_MIB = 1024  # inflated size of the bomb's document.xml (about 1 MiB on disk)
 SLOW_PAGES = 12  # scanned pages: OCR takes far longer than the soft limit
 # document.process limits of these workers: soft limit 4 s, hard limit 60 s.
@@ -83,7 +82,7 @@ def test_bomb_killing_its_worker_twice_ends_failed_and_the_rest_completes(
 ) -> None:
     from workers.celery_app import create_celery
 
-    own, env = on_redis_db(settings, settings_env, CHAOS_REDIS_DB)
+    own, env = on_own_queues(settings, settings_env)
     celery: Celery = create_celery(own)
     celery.control.purge()
     ctx = core_context(own, session_factory, celery, DisabledGraphStore())
@@ -113,17 +112,17 @@ def test_bomb_killing_its_worker_twice_ends_failed_and_the_rest_completes(
         report = reconcile(ctx, stuck_after_s=0)  # the sweep finds the bomb stuck mid-parse
         assert bomb_id in report.reprocessed
         failed = wait_document(ctx, bomb_id, finished)
-        wait_idle(celery)
-        # A late copy of the bomb's message (the killed worker's, restored) changes nothing.
+        # A late copy of the bomb's message (the killed worker's, restored) changes nothing; a
+        # document queued behind it shows when it has been handled (one process, FIFO queue).
         celery.send_task("document.process", args=[str(bomb_id), 1])
-        wait_idle(celery)
-        time.sleep(1.0)
-        wait_idle(celery)
+        _, behind_id = add_and_enqueue(ctx, f"Queued behind {uuid.uuid4()}".encode(), "b.txt")
+        behind = wait_document(ctx, behind_id, finished)
         after = reconcile(ctx, stuck_after_s=0)
     finally:
         survivor.stop()
 
     assert normal.parse_status == ParseStatus.COMPLETED and normal.chunk_count == 1
+    assert behind.parse_status == ParseStatus.COMPLETED
     assert slowed.parse_status == ParseStatus.FAILED
     assert "time limit" in (slowed.error or ""), slowed.error
     assert failed.parse_status == ParseStatus.FAILED

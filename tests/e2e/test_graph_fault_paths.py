@@ -33,7 +33,7 @@ from tests.support.isolated_worker import (
     add_and_enqueue,
     core_context,
     finished,
-    on_redis_db,
+    on_own_queues,
     wait_document,
 )
 from tests.support.services import data_dir
@@ -41,7 +41,6 @@ from tests.support.worker import WorkerProcess
 
 pytestmark = pytest.mark.e2e
 
-SLOT_TEST_REDIS_DB = 1  # outside the range the session fixtures pick from
 SLOT_HELD_S = 3.0
 
 
@@ -139,7 +138,7 @@ def test_llm_slot_wait_timeout_is_retried_until_a_slot_frees(
     from workers.celery_app import create_celery
     from workers.scope import llm_slots_key
 
-    own, env = on_redis_db(settings, settings_env, SLOT_TEST_REDIS_DB)
+    own, env = on_own_queues(settings, settings_env)
     env = {**env, "LLM_CONCURRENCY_WAIT_S": "0.5"}
     celery = create_celery(own)
     celery.control.purge()
@@ -158,6 +157,7 @@ def test_llm_slot_wait_timeout_is_retried_until_a_slot_frees(
     )
     tokens = [f"test-{i}" for i in range(own.llm.concurrency_limit)]
     assert all(slots.try_acquire(token) for token in tokens)
+
     def free() -> None:
         for token in tokens:
             slots.release(token)

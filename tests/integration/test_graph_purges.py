@@ -25,18 +25,21 @@ from graphrag.ingest.purge import purge_document, purge_knowledge_base
 from graphrag.ingest.reconcile import reconcile
 from graphrag.kb.service import request_kb_delete
 from graphrag.settings import Settings
-from tests.support.isolated_worker import add_and_enqueue, core_context, on_redis_db, read_document
+from tests.support.isolated_worker import (
+    add_and_enqueue,
+    core_context,
+    on_own_queues,
+    read_document,
+)
 
 pytestmark = pytest.mark.integration
-
-PURGE_TEST_REDIS_DB = 2  # no worker listens there: enqueued tasks wait and are purged
 
 
 @pytest.fixture()
 def idle_celery(settings: Settings, settings_env: dict[str, str]) -> Iterator[Celery]:
     from workers.celery_app import create_celery
 
-    own, _ = on_redis_db(settings, settings_env, PURGE_TEST_REDIS_DB)
+    own, _ = on_own_queues(settings, settings_env)  # no worker listens: tasks wait, then go
     celery = create_celery(own)
     celery.control.purge()
     yield celery
