@@ -7,6 +7,7 @@ before any parsing, so a run that is killed still leaves its count behind.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +19,8 @@ from graphrag.db.enums import ParseStatus
 from graphrag.db.models import Knowledge
 
 __all__ = ["fail_if_poisoned", "give_up_stuck", "poisoned_reason", "stuck_reason"]
+
+log = logging.getLogger(__name__)
 
 
 def poisoned_reason(deaths: int) -> str:
@@ -39,6 +42,7 @@ def fail_if_poisoned(session: Session, doc: Knowledge, max_deliveries: int) -> b
         doc.error = poisoned_reason(doc.deliveries)
         doc.pending_subtasks_count = 0
         doc.status_changed_at = func.now()
+        log.warning("document %s failed: %s", doc.id, doc.error)
         return True
     doc.deliveries += 1
     return False
