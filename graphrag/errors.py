@@ -16,12 +16,15 @@ GraphragError
 │   ├── GraphStoreError          503 graph_store_error
 │   └── LlmUnavailableError      503 llm_unavailable
 ├── EmbeddingError           502 embedding_failed (model missing or mismatched, server error)
+├── LlmRequestError          502 llm_request_rejected (the LLM refused the request: 4xx)
+├── GraphDataError           500 graph_data_rejected (Neo4j refused the data: not worth a retry)
 ├── PromptError              500 prompt_error (a prompt template is broken or misused)
 │   ├── PromptTemplateError      500 prompt_template_invalid
 │   └── PromptRenderError        500 prompt_render_failed
 └── ParseError               document-level failure, stored on the document (not an HTTP answer)
     ├── CorruptFileError
-    └── EncryptedFileError
+    ├── EncryptedFileError
+    └── DecodeBudgetError    the file would take more memory or work than the budgets allow
 """
 
 from __future__ import annotations
@@ -31,17 +34,20 @@ from typing import Any, ClassVar
 __all__ = [
     "ConflictError",
     "CorruptFileError",
+    "DecodeBudgetError",
     "DuplicateDocumentError",
     "EmbeddingError",
     "EmptyFileError",
     "EncryptedFileError",
     "FileTooLargeError",
     "ForbiddenError",
+    "GraphDataError",
     "GraphDisabledError",
     "GraphNotEnabledForKbError",
     "GraphStoreError",
     "GraphragError",
     "InvalidInputError",
+    "LlmRequestError",
     "LlmUnavailableError",
     "NotFoundError",
     "ParseError",
@@ -132,6 +138,22 @@ class EmbeddingError(GraphragError):
     http_status = 502
 
 
+class LlmRequestError(GraphragError):
+    """The LLM server refused the request itself (a 4xx, e.g. a prompt over the context):
+    sending it again cannot succeed."""
+
+    code = "llm_request_rejected"
+    http_status = 502
+
+
+class GraphDataError(GraphragError):
+    """Neo4j refused what was written (a client error, text it cannot encode): a retry of the
+    same data fails the same way."""
+
+    code = "graph_data_rejected"
+    http_status = 500
+
+
 class PromptError(GraphragError):
     """A prompt template is broken or was rendered with the wrong values: a bug, not user input."""
 
@@ -174,3 +196,9 @@ class CorruptFileError(ParseError):
 
 class EncryptedFileError(ParseError):
     code = "encrypted_file"
+
+
+class DecodeBudgetError(ParseError):
+    """Decoding the file would exceed a budget (size, ratio, pixels, pages, frames)."""
+
+    code = "decode_budget_exceeded"

@@ -154,6 +154,22 @@ class IngestSettings(_Section):
     ocr_max_pixels: int
     ocr_max_images_per_page: int
     max_control_char_ratio: float
+    max_deliveries: int = Field(gt=0)
+    max_requeues: int = Field(gt=0)
+    docx_max_entries: int = Field(gt=0)
+    docx_max_entry_bytes: int = Field(gt=0)
+    docx_max_total_bytes: int = Field(gt=0)
+    docx_max_ratio: float = Field(gt=1)
+    docx_ratio_min_bytes: int = Field(ge=0)
+    image_max_pixels: int = Field(gt=0)
+    tiff_max_frames: int = Field(gt=0)
+    pdf_max_pages: int = Field(gt=0)
+    ocr_max_pages: int = Field(ge=0)
+    graph_max_chunks: int = Field(gt=0)
+    chunk_size_min: int = Field(gt=1)
+    chunk_size_max: int = Field(gt=1)
+    max_separators: int = Field(gt=0)
+    max_separator_chars: int = Field(gt=0)
 
 
 class CelerySettings(_Section):
@@ -167,6 +183,7 @@ class CelerySettings(_Section):
     graph_max_retries: int
     graph_retry_backoff_s: float
     graph_soft_limit_margin_s: int
+    docparse_soft_limit_margin_s: int = Field(gt=0)
     retry_backoff_max_s: int
     result_expires_s: int
     beat_schedule_file: Path

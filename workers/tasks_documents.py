@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded
 
 from graphrag.ingest.processing import fail_document, process_document
 from graphrag.ingest.purge import purge_document, purge_knowledge_base
@@ -14,6 +15,8 @@ from workers.celery_app import app
 from workers.scope import ingest_context
 
 _settings = app.conf.graphrag_settings
+_celery = _settings.celery
+_SOFT_LIMIT_S = _celery.docparse_time_limit_s - _celery.docparse_soft_limit_margin_s
 
 
 class _ProcessTask(Task):
@@ -23,18 +26,26 @@ class _ProcessTask(Task):
         self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any
     ) -> None:
         knowledge_id, attempt = args
-        fail_document(ingest_context(), uuid.UUID(knowledge_id), attempt, exc)
+        reason = None
+        if isinstance(exc, SoftTimeLimitExceeded):
+            reason = f"processing took longer than its time limit ({_SOFT_LIMIT_S} s)"
+        fail_document(ingest_context(), uuid.UUID(knowledge_id), attempt, exc, reason)
 
 
 @app.task(
     name="document.process",
     base=_ProcessTask,
     acks_late=True,
-    time_limit=_settings.celery.docparse_time_limit_s,
+    time_limit=_celery.docparse_time_limit_s,
+    soft_time_limit=_SOFT_LIMIT_S,
     ignore_result=True,
 )
 def process(knowledge_id: str, attempt: int) -> str:
-    """Parse, chunk, embed and index one attempt of a document."""
+    """Parse, chunk, embed and index one attempt of a document.
+
+    Past the soft time limit the document is failed with the reason (`on_failure`); a hard
+    kill leaves it to the poison count of the next delivery and to the reconciler.
+    """
     return process_document(ingest_context(), uuid.UUID(knowledge_id), attempt).value
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
@@ -20,8 +21,20 @@ def _countdown(retries: int) -> int:
     return int(min(_celery.graph_retry_backoff_s * 2**retries, _celery.retry_backoff_max_s))
 
 
+class _ExtractTask(Task):
+    """An unexpected crash (a bug) still settles the chunk, so the document reaches an end."""
+
+    def on_failure(
+        self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
+        knowledge_id, attempt, chunk_id = args
+        reason = f"internal error ({type(exc).__name__})"
+        fail_chunk(graph_context(), uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id), reason)
+
+
 @app.task(
     name="graph.extract_chunk",
+    base=_ExtractTask,
     bind=True,
     acks_late=True,
     max_retries=_celery.graph_max_retries,

@@ -42,6 +42,7 @@ __all__ = [
     "ChatSession",
     "Chunk",
     "CoreMemory",
+    "GraphPurge",
     "Knowledge",
     "KnowledgeBase",
     "Message",
@@ -165,11 +166,32 @@ class Knowledge(Base):
     entity_count: Mapped[int] = mapped_column(Integer, default=0)
     relation_count: Mapped[int] = mapped_column(Integer, default=0)
     failed_chunk_count: Mapped[int] = mapped_column(Integer, default=0)
+    # Runs of document.process started for the current attempt (a run that died with its
+    # worker is never settled, so the count tells poison documents apart), and reconciler
+    # re-enqueues of the current attempt; both are reset by a re-parse.
+    deliveries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    requeues: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     status_changed_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now()
     )
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = _updated()
+
+
+class GraphPurge(Base):
+    """A graph removal owed to Neo4j while the graph was turned off: done once it is back.
+
+    `knowledge_id` None means the whole base; `attempt` is the document's attempt when the
+    removal was owed (a later attempt rebuilds, and removes, the graph itself).
+    """
+
+    __tablename__ = "graph_purges"
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    kb_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    knowledge_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    attempt: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = _created()
 
 
 class Chunk(Base):

@@ -17,23 +17,38 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
-from graphrag.errors import EmbeddingError, GraphStoreError, LlmUnavailableError
+from graphrag.errors import (
+    EmbeddingError,
+    GraphDataError,
+    LlmRequestError,
+    ServiceUnavailableError,
+)
 from graphrag.extraction.graph_cleanup import ParseOptions
 from graphrag.extraction.models import ExtractConfig, GraphData
 from graphrag.extraction.output_parser import parse_graph_output
 from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.graph.name_vectors import EmbedTexts, write_name_vectors
 from graphrag.graph.store import GraphCounts, GraphStore
-from graphrag.ingest.lifecycle import finish_chunk_subtask
+from graphrag.ingest.lifecycle import finish_chunk_subtask, hold_live
 from graphrag.llm.client import LlmClient
 from graphrag.settings import Settings
 
-__all__ = ["RETRYABLE", "ChunkOutcome", "GraphContext", "extract_chunk_graph", "fail_chunk"]
+__all__ = [
+    "PERMANENT",
+    "RETRYABLE",
+    "ChunkOutcome",
+    "GraphContext",
+    "extract_chunk_graph",
+    "fail_chunk",
+]
 
 log = logging.getLogger(__name__)
 
-# Faults a later try may not meet again; anything else is a bug and surfaces as one.
-RETRYABLE = (LlmUnavailableError, GraphStoreError)
+# Faults a later try may not meet again: the LLM down, slow or answering 5xx, no free LLM slot in
+# time, Neo4j unreachable or in a transient state.
+RETRYABLE = (ServiceUnavailableError,)
+# Faults of the request or the data: the same try fails the same way, so the chunk fails at once.
+PERMANENT = (LlmRequestError, GraphDataError)
 
 
 @dataclass(frozen=True)
@@ -113,10 +128,8 @@ def extract_chunk_graph(
         return ChunkOutcome.STALE
     try:
         graph = _extract(ctx, work)
-        if not graph.is_empty:
-            tagged = graph.with_chunk(str(chunk_id))
-            ctx.graph.write_chunk_graph(work.kb_id, knowledge_id, chunk_id, tagged)
-            _write_name_vectors(ctx, work.kb_id, graph)
+        if not _write_fenced(ctx, work, knowledge_id, attempt, chunk_id, graph):
+            return ChunkOutcome.STALE
         counts = ctx.graph.document_counts(knowledge_id)
     except RETRYABLE as exc:
         if not final_try:
@@ -124,8 +137,32 @@ def extract_chunk_graph(
         _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message, None)
         log.warning("chunk %s failed for good: %s", chunk_id, exc.message)
         return ChunkOutcome.FAILED
+    except PERMANENT as exc:
+        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message, None)
+        log.warning("chunk %s failed without retry: %s", chunk_id, exc.message)
+        return ChunkOutcome.FAILED
     _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.DONE, None, counts)
     return ChunkOutcome.DONE
+
+
+def _write_fenced(
+    ctx: GraphContext,
+    work: _Work,
+    knowledge_id: uuid.UUID,
+    attempt: int,
+    chunk_id: uuid.UUID,
+    graph: GraphData,
+) -> bool:
+    """Write the chunk's graph only while its attempt is live, holding that fact until the write
+    commits (False: the document went away during the extraction, nothing written)."""
+    with session_scope(ctx.sessions) as session:
+        if not hold_live(session, knowledge_id, attempt):
+            return False
+        if not graph.is_empty:
+            tagged = graph.with_chunk(str(chunk_id))
+            ctx.graph.write_chunk_graph(work.kb_id, knowledge_id, chunk_id, tagged)
+            _write_name_vectors(ctx, work.kb_id, graph)
+    return True
 
 
 def fail_chunk(

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from neo4j import READ_ACCESS, Driver, ManagedTransaction, unit_of_work
-from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
+from neo4j.exceptions import ClientError, ServiceUnavailable, SessionExpired, TransientError
 
-from graphrag.errors import GraphStoreError
+from graphrag.errors import GraphDataError, GraphStoreError
 from graphrag.extraction.models import GraphData, normalize_space
 from graphrag.graph import cypher
 from graphrag.graph.labels import ENTITY_KEY_LABEL, base_scope, entity_label
@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 
 # Faults that a later retry can outlive (a restart, a lost connection, a deadlock).
 _UNREACHABLE = (ServiceUnavailable, SessionExpired, TransientError, OSError)
+# Faults of the data itself (a refused statement or constraint, text the driver cannot encode):
+# writing the same chunk again fails the same way.
+_REJECTED = (ClientError, UnicodeError)
 
 
 class Neo4jGraphStore:
@@ -135,6 +138,8 @@ class Neo4jGraphStore:
                 return session.execute_write(work)
         except _UNREACHABLE as exc:
             raise GraphStoreError(f"graph write failed: {exc}") from exc
+        except _REJECTED as exc:
+            raise GraphDataError(f"graph write refused: {_describe(exc)}") from exc
 
     def document_counts(self, knowledge_id: uuid.UUID) -> GraphCounts:
         """Entities and relations of one document, counted in the graph."""
@@ -378,6 +383,13 @@ class Neo4jGraphStore:
             endpoints=list(endpoints.values()),
             truncated=len(rows) > limit,
         )
+
+
+def _describe(exc: Exception) -> str:
+    """A short reason for a refused write (a lone surrogate's repr, not the raw character)."""
+    if isinstance(exc, UnicodeError):
+        return f"text that cannot be encoded as UTF-8 ({type(exc).__name__})"
+    return ascii(str(exc))
 
 
 def _single(tx: ManagedTransaction, query: str, rows: list[dict[str, Any]], key: str) -> int:

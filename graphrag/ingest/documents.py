@@ -236,6 +236,7 @@ def request_reparse(
     """Start a new attempt: tasks of the old one find themselves stale and leave no trace."""
     doc = get_document_row(session, tenant_id, knowledge_id, for_update=True)
     doc.attempt += 1
+    doc.deliveries = doc.requeues = 0  # the poison counters are per attempt
     doc.parse_status = ParseStatus.PENDING
     doc.pending_subtasks_count = 0
     doc.error = None

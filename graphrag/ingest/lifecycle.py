@@ -13,11 +13,12 @@ from sqlalchemy import case, func, literal, select, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
-from graphrag.db.enums import GraphStatus, ParseStatus
-from graphrag.db.models import Chunk, Knowledge
+from graphrag.db.enums import GraphStatus, KnowledgeBaseStatus, ParseStatus
+from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 
 __all__ = [
     "finish_chunk_subtask",
+    "hold_live",
     "lock_current",
     "mark_failed",
     "set_stage",
@@ -34,6 +35,38 @@ def lock_current(
     if doc is None or doc.attempt != attempt or doc.parse_status not in allowed:
         return None
     return doc
+
+
+def hold_live(session: Session, knowledge_id: uuid.UUID, attempt: int) -> bool:
+    """Share-lock the document and its base while `attempt` is still being extracted into the
+    graph; False when the attempt is no longer live (re-parsed, cancelled, deleted).
+
+    Held across a graph write, the lock fences it: marking the document or its base deleted, or
+    starting a new attempt, waits for the write to commit, and the purge that follows removes it.
+    The base is locked first, in the order a base deletion takes them, so the two never deadlock.
+    """
+    kb_id = session.execute(
+        select(Knowledge.kb_id).where(Knowledge.id == knowledge_id)
+    ).scalar_one_or_none()
+    if kb_id is None:
+        return False
+    kb = session.execute(
+        select(KnowledgeBase.id)
+        .where(KnowledgeBase.id == kb_id, KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE)
+        .with_for_update(read=True)
+    ).scalar_one_or_none()
+    if kb is None:
+        return False
+    doc = session.execute(
+        select(Knowledge.id)
+        .where(
+            Knowledge.id == knowledge_id,
+            Knowledge.attempt == attempt,
+            Knowledge.parse_status == ParseStatus.FINALIZING,
+        )
+        .with_for_update(read=True)
+    ).scalar_one_or_none()
+    return doc is not None
 
 
 def set_stage(

@@ -7,6 +7,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, computed_field, model_validator
 
+from graphrag.errors import InvalidInputError
+from graphrag.settings import IngestSettings
+
 __all__ = [
     "ChunkDraft",
     "ChunkType",
@@ -18,6 +21,7 @@ __all__ = [
     "PageProgress",
     "ParsedDocument",
     "ParsedPage",
+    "check_chunking",
 ]
 
 # Called after each page with (pages done, pages in total) so long parses can report progress.
@@ -86,6 +90,22 @@ class ChunkingConfig(BaseModel):
         if any(sep == "" for sep in self.separators):
             raise ValueError("separators must not be empty strings")
         return self
+
+
+def check_chunking(config: ChunkingConfig, settings: IngestSettings) -> None:
+    """Raise `InvalidInputError` when a base's chunking is outside the configured bounds: a tiny
+    chunk size turns one document into a flood of chunks (and of graph extraction calls)."""
+    problems: list[str] = []
+    if not settings.chunk_size_min <= config.chunk_size <= settings.chunk_size_max:
+        problems.append(
+            f"chunk_size between {settings.chunk_size_min} and {settings.chunk_size_max}"
+        )
+    if len(config.separators) > settings.max_separators:
+        problems.append(f"at most {settings.max_separators} separators")
+    if any(len(sep) > settings.max_separator_chars for sep in config.separators):
+        problems.append(f"separators of at most {settings.max_separator_chars} characters")
+    if problems:
+        raise InvalidInputError("chunking exceeds its limits: " + "; ".join(problems))
 
 
 class ImageSource(StrEnum):

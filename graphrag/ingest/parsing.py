@@ -6,6 +6,7 @@ from pathlib import Path
 
 from graphrag.errors import EmptyFileError
 from graphrag.ingest.captioning import Captioner
+from graphrag.ingest.decode_budgets import apply_pillow_limit, check_docx_archive
 from graphrag.ingest.docx_parser import parse_docx
 from graphrag.ingest.image_parser import parse_image
 from graphrag.ingest.models import FileType, PageProgress, ParsedDocument
@@ -27,16 +28,18 @@ def parse_file(
 
     `captioner` adds image captions when a vision model is configured; None means OCR only.
     `on_page(done, total)` is called after each page of paged formats (PDF, image frames).
-    Raises EmptyFileError, CorruptFileError or EncryptedFileError.
+    Raises EmptyFileError, CorruptFileError, EncryptedFileError or DecodeBudgetError.
     """
     data = source.read_bytes() if isinstance(source, Path) else source
     if not data:
         raise EmptyFileError("the file is empty")
+    apply_pillow_limit(settings)
     if file_type is FileType.PDF:
         return parse_pdf(data, settings, captioner, on_page)
     if file_type.is_image:
         return parse_image(data, file_type, settings, captioner, on_page)
     if file_type is FileType.DOCX:
+        check_docx_archive(data, settings)
         return parse_docx(data)
     if file_type is FileType.HTML:
         return parse_html(data)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pymupdf as _pymupdf
 
-from graphrag.errors import CorruptFileError, EncryptedFileError
+from graphrag.errors import CorruptFileError, DecodeBudgetError, EncryptedFileError
 from graphrag.ingest.captioning import Captioner
 from graphrag.ingest.image_reading import read_image
 from graphrag.ingest.models import (
@@ -45,7 +45,7 @@ _PDF_ERRORS: tuple[type[BaseException], ...] = (RuntimeError, ValueError, pymupd
 
 
 @contextmanager
-def _open_pdf(data: bytes) -> Iterator[Any]:
+def _open_pdf(data: bytes, max_pages: int) -> Iterator[Any]:
     try:
         document = pymupdf.open(stream=data, filetype="pdf")
     except _PDF_ERRORS as exc:
@@ -55,6 +55,10 @@ def _open_pdf(data: bytes) -> Iterator[Any]:
             raise EncryptedFileError("the PDF is password-protected")
         if document.page_count == 0:
             raise CorruptFileError("the PDF has no readable page")
+        if document.page_count > max_pages:
+            raise DecodeBudgetError(
+                f"the PDF has {document.page_count} pages (at most {max_pages})"
+            )
         yield document
     finally:
         document.close()
@@ -112,12 +116,17 @@ def _embedded_images(
     seen: set[int] = set()
     for info in infos:
         xref = int(info.get("xref", 0))
-        side = min(int(info.get("width", 0)), int(info.get("height", 0)))
-        if xref in seen or side < settings.min_image_side_px:
+        width, height = int(info.get("width", 0)), int(info.get("height", 0))
+        if xref in seen or min(width, height) < settings.min_image_side_px:
             continue
         seen.add(xref)
-        # Inline images have no xref to load from; over the cap we stop spending OCR time.
-        if xref == 0 or len(images) >= settings.ocr_max_images_per_page:
+        # Inline images have no xref to load from; over the cap we stop spending OCR time; an
+        # image whose declared size is over the pixel budget is never decoded.
+        if (
+            xref == 0
+            or len(images) >= settings.ocr_max_images_per_page
+            or width * height > settings.image_max_pixels
+        ):
             skipped += 1
             continue
         try:
@@ -132,8 +141,13 @@ def _embedded_images(
 
 
 def _parse_page(
-    document: Any, index: int, settings: IngestSettings, captioner: Captioner | None
+    document: Any,
+    index: int,
+    settings: IngestSettings,
+    captioner: Captioner | None,
+    ocr_allowed: bool,
 ) -> ParsedPage:
+    """One page's text; OCR only while the document's OCR page budget lasts (`ocr_allowed`)."""
     page = document.load_page(index)
     blocks = [
         clean_text(block[4]).strip()
@@ -145,7 +159,10 @@ def _parse_page(
     coverage = _image_coverage(page, infos)
     text_chars = sum(len(block) for block in blocks)
     scanned = text_chars < settings.scanned_min_chars or coverage >= settings.scanned_image_coverage
-    if scanned:
+    if not ocr_allowed:
+        # Past the budget, the page render or the page's pictures are counted, not read.
+        images, skipped = [], (1 if scanned else len(infos))
+    elif scanned:
         render = _render_page(page, settings)
         images = [read_image(render, ImageSource.PAGE_RENDER, settings, captioner)]
         skipped = 0
@@ -172,14 +189,19 @@ def parse_pdf(
     A damaged file that MuPDF could rebuild is kept (`repaired=True`) if any text survived.
     """
     pages: list[ParsedPage] = []
-    with _open_pdf(data) as document:
+    ocr_pages = 0
+    with _open_pdf(data, settings.pdf_max_pages) as document:
         total = document.page_count
         for index in range(total):
             try:
-                pages.append(_parse_page(document, index, settings, captioner))
+                page = _parse_page(
+                    document, index, settings, captioner, ocr_pages < settings.ocr_max_pages
+                )
             except _PDF_ERRORS as exc:
                 message = f"page {index + 1} of the PDF cannot be read: {exc}"
                 raise CorruptFileError(message) from exc
+            pages.append(page)
+            ocr_pages += bool(page.images)
             if on_page is not None:
                 on_page(index + 1, total)
         repaired = bool(document.is_repaired)

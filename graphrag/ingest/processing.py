@@ -20,14 +20,22 @@ from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 from graphrag.errors import InvalidInputError, ParseError
 from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.context import IngestContext
+from graphrag.ingest.graph_purges import remove_document_graph
 from graphrag.ingest.graph_selection import select_graph_chunks
 from graphrag.ingest.lifecycle import lock_current, mark_failed, set_stage
 from graphrag.ingest.models import ChunkDraft, ChunkingConfig, FileType, ParsedDocument
 from graphrag.ingest.parsing import parse_file
+from graphrag.ingest.poison import fail_if_poisoned
 from graphrag.kb.schemas import IndexingStrategy
 from graphrag.kb.service import kb_graph_on
 
-__all__ = ["ProcessOutcome", "chunk_id_for", "fail_document", "process_document"]
+__all__ = [
+    "ProcessOutcome",
+    "chunk_id_for",
+    "fail_document",
+    "over_graph_budget",
+    "process_document",
+]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +50,11 @@ class ProcessOutcome(StrEnum):
     INDEXED = "indexed"  # chunks written; completed, or finalizing with graph tasks enqueued
     FAILED = "failed"
     STALE = "stale"  # superseded, cancelled, deleted or already done: nothing touched
+
+
+def over_graph_budget(cap: int) -> str:
+    """Why a chunk beyond the per-document graph budget got no extraction."""
+    return f"over the document's graph budget of {cap} chunks (ingest.graph_max_chunks)"
 
 
 def chunk_id_for(knowledge_id: uuid.UUID, attempt: int, seq: int) -> uuid.UUID:
@@ -64,12 +77,16 @@ class _Job:
 
 
 def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | None:
+    """Take the attempt and count this run, committed before any work: a run that dies with its
+    worker leaves its count behind, and a document whose runs keep dying is failed here."""
     with session_scope(ctx.sessions) as session:
         doc = lock_current(session, knowledge_id, attempt, _CLAIMABLE)
         if doc is None:
             return None
         kb = session.get(KnowledgeBase, doc.kb_id)
         if kb is None:
+            return None
+        if fail_if_poisoned(session, doc, ctx.settings.ingest.max_deliveries):
             return None
         doc.parse_status = ParseStatus.PROCESSING
         doc.status_changed_at = func.now()
@@ -84,7 +101,7 @@ def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) 
         return ProcessOutcome.STALE
     if attempt > 1:
         # A re-parse: the previous attempt's graph goes first, before anything new is written.
-        ctx.graph.delete_document(job.kb_id, job.knowledge_id)
+        remove_document_graph(ctx, job.kb_id, job.knowledge_id, job.attempt)
     try:
         parsed = _parse(ctx, job)
     except _SupersededError:
@@ -109,11 +126,17 @@ def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) 
 
 
 def fail_document(
-    ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int, exc: BaseException
+    ctx: IngestContext,
+    knowledge_id: uuid.UUID,
+    attempt: int,
+    exc: BaseException,
+    reason: str | None = None,
 ) -> None:
-    """End an attempt that crashed as `failed`, naming the error without internals."""
+    """End an attempt that crashed as `failed`, with `reason` or the error's name (no internals)."""
     with session_scope(ctx.sessions) as session:
-        mark_failed(session, knowledge_id, attempt, f"internal error ({type(exc).__name__})")
+        mark_failed(
+            session, knowledge_id, attempt, reason or f"internal error ({type(exc).__name__})"
+        )
     log.error("document %s attempt %s crashed: %r", knowledge_id, attempt, exc)
 
 
@@ -201,7 +224,8 @@ def _write(
         session.execute(delete(Chunk).where(Chunk.knowledge_id == job.knowledge_id))
         if rows:
             session.execute(insert(Chunk), rows)
-        graph_ids = _select_for_graph(session, job) if job.graph_on else []
+        cap = ctx.settings.ingest.graph_max_chunks
+        graph_ids, over = _select_for_graph(session, job, cap) if job.graph_on else ([], 0)
         doc.chunk_count = len(rows)
         doc.page_count = len(parsed.pages)
         doc.stats = parsed.stats.model_dump()
@@ -209,10 +233,12 @@ def _write(
         doc.status_changed_at = func.now()
         if graph_ids:
             doc.parse_status = ParseStatus.FINALIZING
-            graph_stage = {"status": "running", "done": 0, "total": len(graph_ids)}
+            graph_stage: dict[str, Any] = {"status": "running", "done": 0, "total": len(graph_ids)}
         else:
             doc.parse_status = ParseStatus.COMPLETED
             graph_stage = {"status": "skipped", "done": 0, "total": 0}
+        if over:
+            graph_stage |= {"skipped": over, "detail": over_graph_budget(cap)}
         doc.progress = {
             **doc.progress,
             "index": {"status": "done", "done": len(rows), "total": len(rows)},
@@ -221,7 +247,8 @@ def _write(
         return graph_ids
 
 
-def _select_for_graph(session: Any, job: _Job) -> list[uuid.UUID]:
+def _select_for_graph(session: Any, job: _Job, cap: int) -> tuple[list[uuid.UUID], int]:
+    """The chunks sent to extraction (at most `cap`, in order) and how many more were skipped."""
     chunks = (
         session.execute(
             select(Chunk)
@@ -232,6 +259,8 @@ def _select_for_graph(session: Any, job: _Job) -> list[uuid.UUID]:
         .all()
     )
     selected = select_graph_chunks(chunks)
-    for chunk in selected:
+    for chunk in selected[:cap]:
         chunk.graph_status = GraphStatus.PENDING
-    return [c.id for c in selected]
+    for chunk in selected[cap:]:
+        chunk.graph_error = over_graph_budget(cap)
+    return [c.id for c in selected[:cap]], len(selected[cap:])

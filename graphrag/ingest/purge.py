@@ -15,6 +15,7 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeBaseStatus, ParseStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 from graphrag.ingest.context import IngestContext
+from graphrag.ingest.graph_purges import remove_document_graph, remove_kb_graph
 
 __all__ = ["purge_document", "purge_knowledge_base"]
 
@@ -28,7 +29,7 @@ def purge_document(ctx: IngestContext, knowledge_id: uuid.UUID) -> bool:
         if doc is None or doc.parse_status != ParseStatus.DELETING:
             return False
         kb_id = doc.kb_id
-    removed = ctx.graph.delete_document(kb_id, knowledge_id)
+    removed = remove_document_graph(ctx, kb_id, knowledge_id)
     ctx.storage.delete_document(kb_id, knowledge_id)
     with session_scope(ctx.sessions) as session:
         session.execute(delete(Chunk).where(Chunk.knowledge_id == knowledge_id))
@@ -47,7 +48,7 @@ def purge_knowledge_base(ctx: IngestContext, kb_id: uuid.UUID) -> bool:
         kb = session.get(KnowledgeBase, kb_id)
         if kb is None or kb.status != KnowledgeBaseStatus.DELETING:
             return False
-    removed = ctx.graph.delete_knowledge_base(kb_id)
+    removed = remove_kb_graph(ctx, kb_id)
     ctx.storage.delete_kb(kb_id)
     with session_scope(ctx.sessions) as session:
         session.execute(delete(Chunk).where(Chunk.kb_id == kb_id))

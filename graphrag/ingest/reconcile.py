@@ -17,6 +17,8 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, KnowledgeBaseStatus, ParseStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 from graphrag.ingest.context import IngestContext
+from graphrag.ingest.graph_purges import drain_graph_purges
+from graphrag.ingest.poison import give_up_stuck
 
 __all__ = ["ReconcileReport", "reconcile"]
 
@@ -24,10 +26,12 @@ log = logging.getLogger(__name__)
 
 
 class ReconcileReport(BaseModel):
+    failed: list[uuid.UUID] = []  # stuck after `max_requeues` re-enqueues: given up
     reprocessed: list[uuid.UUID] = []
     re_extracted: list[uuid.UUID] = []
     purged_documents: list[uuid.UUID] = []
     purged_knowledge_bases: list[uuid.UUID] = []
+    graph_purges: list[uuid.UUID] = []  # removals owed while the graph was off, now done
 
 
 def reconcile(ctx: IngestContext, stuck_after_s: int | None = None) -> ReconcileReport:
@@ -44,6 +48,8 @@ def reconcile(ctx: IngestContext, stuck_after_s: int | None = None) -> Reconcile
             )
             .with_for_update(skip_locked=True)
         ).all()
+        report.failed = give_up_stuck(session, stuck, ctx.settings.ingest.max_requeues)
+        stuck = [row for row in stuck if row[0] not in report.failed]
         finalizing = [doc_id for doc_id, _, status in stuck if status == ParseStatus.FINALIZING]
         pending_chunks: dict[uuid.UUID, list[uuid.UUID]] = {doc_id: [] for doc_id in finalizing}
         if finalizing:
@@ -80,6 +86,7 @@ def reconcile(ctx: IngestContext, stuck_after_s: int | None = None) -> Reconcile
     for kb_id in dead_kbs:
         ctx.queue.delete_knowledge_base(kb_id)
         report.purged_knowledge_bases.append(kb_id)
-    if stuck or dead_kbs:
+    report.graph_purges = drain_graph_purges(ctx)
+    if stuck or dead_kbs or report.failed:
         log.warning("reconciler re-enqueued work: %s", report.model_dump_json())
     return report

@@ -61,6 +61,7 @@ class StageProgress(BaseModel):
     status: str = "pending"
     done: int = 0
     total: int = 0
+    skipped: int = 0  # items the stage left out on purpose (e.g. over a budget); see `detail`
     detail: str | None = None
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Iterator
 
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning
-from bs4.element import NavigableString, PreformattedString, Tag
+from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
 from graphrag.ingest.models import FileType, ParsedDocument, ParsedPage
 from graphrag.ingest.text_decoding import clean_text, decode_text
@@ -43,26 +44,35 @@ def parse_plain_text(data: bytes, file_type: FileType) -> ParsedDocument:
     return ParsedDocument(file_type=file_type, pages=[_page(clean_text(decode_text(data)))])
 
 
-def _collapse_strings(soup: BeautifulSoup) -> None:
-    """HTML whitespace is layout, not text: collapse it everywhere except inside <pre>."""
-    for string in list(soup.find_all(string=True)):
-        if not isinstance(string, NavigableString):
-            continue
-        if isinstance(string, PreformattedString):  # comments, doctype, CDATA, PIs
-            string.extract()
-        elif string.find_parent("pre") is None:
-            string.replace_with(_SPACES.sub(" ", str(string)))
+def _walk(soup: BeautifulSoup) -> Iterator[str]:
+    """The visible text of the tree in document order, with block and line breaks.
 
-
-def _mark_blocks(soup: BeautifulSoup) -> None:
-    for element in list(soup.find_all(True)):
-        if not isinstance(element, Tag):
+    One iterative pass, each node visited once and the tree left as it is: no lookups of
+    parents or sibling positions, so time stays linear however deep or wide the markup is.
+    """
+    # Each entry: (node, inside <pre>); a str entry is a break emitted after the children.
+    stack: list[tuple[PageElement, bool] | str] = [(soup, False)]
+    while stack:
+        entry = stack.pop()
+        if isinstance(entry, str):
+            yield entry
             continue
-        if element.name == "br":
-            element.replace_with(_LINE_BREAK)
-        elif element.name in _BLOCK_TAGS:
-            element.insert_before(_BLOCK_BREAK)
-            element.insert_after(_BLOCK_BREAK)
+        node, in_pre = entry
+        if isinstance(node, PreformattedString):  # comments, doctype, CDATA, PIs
+            continue
+        if isinstance(node, NavigableString):
+            yield str(node) if in_pre else _SPACES.sub(" ", str(node))
+            continue
+        if not isinstance(node, Tag) or node.name in _DROPPED_TAGS:
+            continue
+        if node.name == "br":
+            yield _LINE_BREAK
+            continue
+        if node.name in _BLOCK_TAGS:
+            yield _BLOCK_BREAK
+            stack.append(_BLOCK_BREAK)
+        inner = in_pre or node.name == "pre"
+        stack.extend((child, inner) for child in reversed(node.contents))
 
 
 def html_to_blocks(markup: str) -> list[str]:
@@ -72,12 +82,8 @@ def html_to_blocks(markup: str) -> list[str]:
         warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(markup, "html.parser")
-    for element in soup.find_all(_DROPPED_TAGS):
-        element.decompose()
-    _collapse_strings(soup)
-    _mark_blocks(soup)
     blocks = []
-    for chunk in _BLANK_LINES.split(soup.get_text()):
+    for chunk in _BLANK_LINES.split("".join(_walk(soup))):
         lines = [line.strip() for line in chunk.split("\n")]
         block = "\n".join(line for line in lines if line)
         if block:

@@ -11,8 +11,9 @@ from sqlalchemy.orm import Session
 from graphrag.db.enums import KnowledgeBaseStatus, ParseStatus
 from graphrag.db.models import Knowledge, KnowledgeBase
 from graphrag.errors import ConflictError, NotFoundError
-from graphrag.extraction.models import ExtractConfig
+from graphrag.extraction.models import ExtractConfig, check_extract_config
 from graphrag.graph.store import GraphStore
+from graphrag.ingest.models import ChunkingConfig, check_chunking
 from graphrag.kb.schemas import (
     IndexingStrategy,
     KnowledgeBaseCreate,
@@ -65,6 +66,16 @@ def get_kb_row(
     return kb
 
 
+def _check_limits(
+    settings: Settings, chunking: ChunkingConfig | None, extract: ExtractConfig | None
+) -> None:
+    """The caps a base's own configuration must respect (422 `invalid_input` otherwise)."""
+    if chunking is not None:
+        check_chunking(chunking, settings.ingest)
+    if extract is not None:
+        check_extract_config(extract, settings.extraction)
+
+
 def _name_taken(name: str) -> ConflictError:
     return ConflictError("a knowledge base with this name already exists", name=name)
 
@@ -77,6 +88,7 @@ def create_kb(
     data: KnowledgeBaseCreate,
 ) -> KnowledgeBasePublic:
     """Store a new knowledge base; its graph indexes are created when its graph is on."""
+    _check_limits(settings, data.chunking, data.extract_config)
     chunking = data.chunking or default_chunking(settings)
     kb = KnowledgeBase(
         id=uuid.uuid4(),
@@ -130,6 +142,7 @@ def update_kb(
     data: KnowledgeBaseUpdate,
 ) -> KnowledgeBasePublic:
     """Change the given fields. New chunking applies to documents parsed from now on."""
+    _check_limits(settings, data.chunking, data.extract_config)
     kb = get_kb_row(session, tenant_id, kb_id, for_update=True)
     was_on = kb_graph_on(settings, kb)
     changes = data.model_dump(exclude_unset=True, exclude_none=True)

@@ -14,7 +14,7 @@ from openai import OpenAI, Stream
 from openai.types.chat import ChatCompletionChunk
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphrag.errors import LlmUnavailableError
+from graphrag.errors import LlmRequestError, LlmUnavailableError
 from graphrag.llm.concurrency import LeaseSemaphore
 from graphrag.llm.prompts import ChatMessage
 from graphrag.settings import LlmSettings
@@ -161,6 +161,11 @@ class LlmClient:
             except _TRANSIENT as exc:
                 raise LlmUnavailableError(
                     f"LLM call failed: {exc}", model=self.settings.model
+                ) from exc
+            except openai.APIStatusError as exc:  # a 4xx: the same request fails again
+                raise LlmRequestError(
+                    f"LLM refused the request ({exc.status_code}): {exc.message}",
+                    model=self.settings.model,
                 ) from exc
         if not completion.choices:
             raise LlmUnavailableError("LLM answered without a choice", model=self.settings.model)

@@ -52,12 +52,13 @@ def test_reparse_bumps_attempt_and_replaces_chunks(
     http: httpx.Client, worker: WorkerProcess, db_session: Session
 ) -> None:
     kb = create_kb(http)
-    response = upload(http, kb["id"], "r.txt", b"The Quispe mill grinds corn.\n\nIt is old.")
+    text = b"The Quispe mill grinds corn for the valley.\n\nIt is old, built of stone by a river."
+    response = upload(http, kb["id"], "r.txt", text)
     doc = wait_terminal(http, response.json()["id"])
     first = all_chunks(http, doc["id"])
     http.patch(
         f"/api/v1/knowledge-bases/{kb['id']}",
-        json={"chunking": {"chunk_size": 20, "chunk_overlap": 0, "separators": [" "]}},
+        json={"chunking": {"chunk_size": 50, "chunk_overlap": 0, "separators": [" "]}},
     )
     again = http.post(f"/api/v1/knowledge/{doc['id']}/reparse")
     assert again.status_code == 202 and again.json()["attempt"] == 2

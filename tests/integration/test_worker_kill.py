@@ -21,7 +21,7 @@ from tests.support.isolated_worker import (
     add_and_enqueue,
     core_context,
     finished,
-    on_redis_db,
+    on_own_queues,
     wait_document,
 )
 from tests.support.services import data_dir
@@ -30,7 +30,6 @@ from tests.support.worker import WorkerProcess
 pytestmark = pytest.mark.integration
 
 PAGES = 6
-KILL_TEST_REDIS_DB = 3  # outside the range the session fixtures pick from
 
 
 def _chunks(ctx: IngestContext, doc_id: uuid.UUID) -> list[tuple[int, str, str, int | None]]:
@@ -48,7 +47,7 @@ def test_sigkill_mid_document_then_restart(
 ) -> None:
     from workers.celery_app import create_celery
 
-    own_settings, env = on_redis_db(settings, settings_env, KILL_TEST_REDIS_DB)
+    own_settings, env = on_own_queues(settings, settings_env)
     celery = create_celery(own_settings)
     celery.control.purge()
     ctx = core_context(own_settings, session_factory, celery, DisabledGraphStore())

@@ -27,6 +27,7 @@ __all__ = [
     "add_and_enqueue",
     "core_context",
     "finished",
+    "on_own_queues",
     "on_redis_db",
     "read_document",
     "wait_document",
@@ -42,6 +43,18 @@ def on_redis_db(
     url = settings.redis.url.rsplit("/", 1)[0] + f"/{db}"
     moved = settings.model_copy(update={"redis": settings.redis.model_copy(update={"url": url})})
     return moved, {**env, "REDIS_URL": url}
+
+
+_QUEUE_FIELDS = ("default_queue", "docparse_queue", "graph_queue", "memory_queue")
+
+
+def on_own_queues(settings: Settings, env: dict[str, str]) -> tuple[Settings, dict[str, str]]:
+    """Settings and environment whose queues have names of their own: a worker started with
+    them is their only consumer, and purging them touches nothing else on a shared broker."""
+    suffix = uuid.uuid4().hex[:8]
+    names = {field: f"{getattr(settings.celery, field)}-{suffix}" for field in _QUEUE_FIELDS}
+    moved = settings.model_copy(update={"celery": settings.celery.model_copy(update=names)})
+    return moved, {**env, **{f"CELERY_{field.upper()}": name for field, name in names.items()}}
 
 
 def core_context(

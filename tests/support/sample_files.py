@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import zipfile
 
 import docx
 import pymupdf
@@ -10,6 +11,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 __all__ = [
     "corrupt_pdf",
+    "docx_bomb",
     "docx_file",
     "encrypted_pdf",
     "html_file",
@@ -17,7 +19,10 @@ __all__ = [
     "png_with_text",
     "scanned_pdf",
     "text_pdf",
+    "tiff_frames",
 ]
+
+_BOMB_PIECE = b" " * (1 << 20)  # one MiB of padding, written again and again
 
 _FONT_PX = 48
 _MARGIN_PX = 40
@@ -111,3 +116,30 @@ def html_file(title: str, body: str) -> bytes:
         "<style>body { color: red; }</style></head>"
         f"<body><h1>{title}</h1><p>{body}</p></body></html>"
     ).encode()
+
+
+def docx_bomb(inflated_mib: int) -> bytes:
+    """A real DOCX whose `word/document.xml` inflates to about `inflated_mib` MiB of padding."""
+    plain = zipfile.ZipFile(io.BytesIO(docx_file(["bomb"])))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bomb:
+        for entry in plain.infolist():
+            body = plain.read(entry)
+            if entry.filename != "word/document.xml":
+                bomb.writestr(entry, body)
+                continue
+            head, tail = body.split(b"<w:body>", 1)
+            with bomb.open("word/document.xml", "w", force_zip64=True) as part:
+                part.write(head + b"<w:body>")
+                for _ in range(inflated_mib):
+                    part.write(_BOMB_PIECE)
+                part.write(tail)
+    return out.getvalue()
+
+
+def tiff_frames(count: int, size: int = 64) -> bytes:
+    """A TIFF of `count` small blank frames."""
+    frames = [Image.new("L", (size, size), 255) for _ in range(count)]
+    out = io.BytesIO()
+    frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
+    return out.getvalue()

@@ -1,0 +1,140 @@
+"""Poison documents and budgets, driven through the core on real PostgreSQL and Redis: runs
+that die are counted and a document whose runs keep dying is failed; the reconciler gives up
+after its re-enqueue budget; a document's graph chunks are capped with the rest visibly skipped.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from celery import Celery
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.db.engine import session_scope
+from graphrag.db.enums import GraphStatus, ParseStatus
+from graphrag.db.models import Chunk, Knowledge
+from graphrag.extraction.models import ExtractConfig
+from graphrag.graph.store import DisabledGraphStore
+from graphrag.ingest.context import IngestContext
+from graphrag.ingest.documents import get_stages
+from graphrag.ingest.processing import ProcessOutcome, process_document
+from graphrag.ingest.reconcile import reconcile
+from graphrag.kb.schemas import ChunkingConfig, IndexingStrategy, KnowledgeBaseCreate
+from graphrag.settings import Settings
+from tests.support.isolated_worker import (
+    add_and_enqueue,
+    core_context,
+    on_own_queues,
+    read_document,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture()
+def idle_celery(settings: Settings, settings_env: dict[str, str]) -> Iterator[Celery]:
+    from workers.celery_app import create_celery
+
+    own, _ = on_own_queues(settings, settings_env)  # no worker listens: tasks wait, then go
+    celery = create_celery(own)
+    celery.control.purge()
+    yield celery
+    celery.control.purge()
+
+
+def _ctx(settings: Settings, sessions: sessionmaker[Session], celery: Celery) -> IngestContext:
+    return core_context(settings, sessions, celery, DisabledGraphStore())
+
+
+def test_runs_that_die_are_counted_and_the_document_fails(
+    settings: Settings, session_factory: sessionmaker[Session], idle_celery: Celery
+) -> None:
+    ctx = _ctx(settings, session_factory, idle_celery)
+    _, doc_id = add_and_enqueue(ctx, b"A document whose runs keep dying.", "poison.txt")
+    stored = Path(read_document(ctx, doc_id).storage_path or "")
+    body = stored.read_bytes()
+    stored.unlink()  # every run now dies mid-way, after its claim, like a killed worker
+    limit = settings.ingest.max_deliveries
+    for run in range(1, limit + 1):
+        with pytest.raises(FileNotFoundError):
+            process_document(ctx, doc_id, 1)
+        doc = read_document(ctx, doc_id)
+        assert doc.deliveries == run and doc.parse_status == ParseStatus.PROCESSING
+    stored.write_bytes(body)  # even a file that could now be read is not tried again
+    assert process_document(ctx, doc_id, 1) is ProcessOutcome.STALE
+    doc = read_document(ctx, doc_id)
+    assert doc.parse_status == ParseStatus.FAILED and doc.chunk_count == 0
+    assert doc.error is not None and f"stopped {limit} times" in doc.error
+    assert process_document(ctx, doc_id, 1) is ProcessOutcome.STALE
+    assert read_document(ctx, doc_id).deliveries == limit
+
+
+def _age(sessions: sessionmaker[Session], doc_id: uuid.UUID, status: ParseStatus) -> None:
+    with session_scope(sessions) as session:
+        session.execute(
+            update(Knowledge)
+            .where(Knowledge.id == doc_id)
+            .values(parse_status=status, status_changed_at=Knowledge.created_at)
+        )
+
+
+@pytest.mark.parametrize("status", [ParseStatus.PROCESSING, ParseStatus.FINALIZING])
+def test_reconciler_gives_up_after_its_requeue_budget(
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    idle_celery: Celery,
+    status: ParseStatus,
+) -> None:
+    ctx = _ctx(settings, session_factory, idle_celery)
+    _, doc_id = add_and_enqueue(ctx, f"Stuck {status} {uuid.uuid4()}".encode(), "stuck.txt")
+    for _ in range(settings.ingest.max_requeues):
+        _age(session_factory, doc_id, status)
+        report = reconcile(ctx, stuck_after_s=0)
+        assert doc_id in report.reprocessed + report.re_extracted
+    _age(session_factory, doc_id, status)
+    report = reconcile(ctx, stuck_after_s=0)
+    assert doc_id in report.failed
+    assert doc_id not in report.reprocessed + report.re_extracted
+    doc = read_document(ctx, doc_id)
+    assert doc.parse_status == ParseStatus.FAILED and "re-enqueues" in (doc.error or "")
+    assert doc_id not in reconcile(ctx, stuck_after_s=0).failed  # settled: left alone
+
+
+def test_graph_chunks_beyond_the_budget_are_skipped_with_a_reason(
+    settings: Settings, session_factory: sessionmaker[Session], idle_celery: Celery
+) -> None:
+    cap = 3
+    capped = settings.model_copy(
+        update={"ingest": settings.ingest.model_copy(update={"graph_max_chunks": cap})}
+    )
+    ctx = _ctx(capped, session_factory, idle_celery)
+    paragraphs = [f"Paragraph {i} names the harbour of town {i} and its mayor." for i in range(10)]
+    kb = KnowledgeBaseCreate(
+        name=f"kb-{uuid.uuid4().hex[:8]}",
+        chunking=ChunkingConfig(chunk_size=60, chunk_overlap=0, separators=["\n\n"]),
+        indexing=IndexingStrategy(graph_enabled=True),
+        extract_config=ExtractConfig(enabled=True),
+    )
+    _, doc_id = add_and_enqueue(ctx, "\n\n".join(paragraphs).encode(), "many.txt", kb)
+    assert process_document(ctx, doc_id, 1) is ProcessOutcome.INDEXED
+    with session_scope(session_factory) as session:
+        chunks = session.execute(
+            select(Chunk.graph_status, Chunk.graph_error)
+            .where(Chunk.knowledge_id == doc_id)
+            .order_by(Chunk.seq)
+        ).all()
+        doc = session.get(Knowledge, doc_id)
+        assert doc is not None
+        stages = get_stages(session, doc.tenant_id, doc_id).stages
+    assert len(chunks) == 10
+    assert [status for status, _ in chunks] == [GraphStatus.PENDING] * cap + [
+        GraphStatus.SKIPPED
+    ] * (10 - cap)
+    assert all("graph budget of 3 chunks" in (error or "") for _, error in chunks[cap:])
+    assert doc.pending_subtasks_count == cap and doc.parse_status == ParseStatus.FINALIZING
+    assert stages["graph"].total == cap and stages["graph"].skipped == 10 - cap
+    assert stages["graph"].detail is not None and "graph_max_chunks" in stages["graph"].detail
