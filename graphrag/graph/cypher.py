@@ -238,7 +238,8 @@ CALL (n) {
   ORDER BY elementId(r)
   LIMIT $max_neighbours
   RETURN collect(CASE WHEN m IS NULL THEN null
-                 ELSE {key: m.key, name: m.name, type: type(r), chunks: m.chunks[..$max_chunks]}
+                 ELSE {key: m.key, name: m.name, type: type(r), outgoing: startNode(r) = n,
+                       chunks: m.chunks[..$max_chunks]}
                  END) AS neighbours
 }
 RETURN c.key AS key, instances, n.name AS name, n.kg AS kg,

@@ -29,6 +29,7 @@ class NeighbourLink:
     name: str
     type: str
     chunks: tuple[str, ...]
+    outgoing: bool = True  # the relation goes from the document node to this entity
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ def key_instance(row: dict[str, Any]) -> KeyInstance:
                 name=str(link["name"]),
                 type=str(link["type"]),
                 chunks=tuple(str(c) for c in link.get("chunks") or []),
+                outgoing=bool(link.get("outgoing", True)),
             )
             for link in row.get("neighbours") or []
         ),

@@ -73,7 +73,8 @@ class EntityChunkGraph:
     index: dict[str, int] = field(default_factory=dict)
     edges: set[tuple[int, int]] = field(default_factory=set)
     names: dict[str, str] = field(default_factory=dict)  # entity key -> a display name
-    parents: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (key, relation)
+    # key -> (the key it was reached from, the relation, whether the relation points to it)
+    parents: dict[str, tuple[str, str, bool]] = field(default_factory=dict)
     truncated: bool = False
 
     def _node(self, node_id: str) -> int | None:
@@ -123,7 +124,7 @@ def build_graph(rows: Iterable[KeyInstance], max_nodes: int) -> EntityChunkGraph
                 continue
             neighbour = graph.entity(link.key, link.name)
             graph.link(entity, neighbour)
-            graph.parents.setdefault(link.key, (row.key, link.type))
+            graph.parents.setdefault(link.key, (row.key, link.type, link.outgoing))
             graph.link_chunks(neighbour, link.chunks)
     return graph
 
@@ -174,9 +175,11 @@ def _evidence(
     name = graph.names.get(entity_key, entity_key)
     if entity_key in seeds or entity_key not in graph.parents:
         return ChunkEvidence(chunk, score, (name,), (name,))
-    parent, relation = graph.parents[entity_key]
+    parent, relation, outgoing = graph.parents[entity_key]
     parent_name = graph.names.get(parent, parent)
-    return ChunkEvidence(chunk, score, (parent_name,), (parent_name, relation, name))
+    # The path is the relation as stored: (source, type, target).
+    path = (parent_name, relation, name) if outgoing else (name, relation, parent_name)
+    return ChunkEvidence(chunk, score, (parent_name,), path)
 
 
 def _overlap_scores(
@@ -184,7 +187,7 @@ def _overlap_scores(
 ) -> NDArray[np.float64]:
     """Seed weights on the entities, a decayed share on their related entities, summed per chunk."""
     entity_weight = np.zeros(len(graph.index), dtype=np.float64)
-    for key, (parent, _) in graph.parents.items():
+    for key, (parent, _, _) in graph.parents.items():
         if parent in seeds and key not in seeds:
             entity_weight[graph.index[_ENTITY + key]] += decay * seeds[parent]
     for key, weight in seeds.items():

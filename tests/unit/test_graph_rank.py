@@ -132,3 +132,16 @@ def test_iteration_cap_stops_the_walk_early() -> None:
     ranked = rank_chunks(graph, {"a": 1.0}, {}, GraphRanker.PPR, one)
     # One step from the seed reaches its direct chunk and neighbour, not the neighbour's chunk.
     assert [e.chunk_id for e in ranked] == ["c1"]
+
+
+def test_a_path_keeps_the_stored_direction_of_its_relation() -> None:
+    incoming = KeyInstance(
+        key="firm",
+        instances=1,
+        name="Firm",
+        kg="doc",
+        chunks=("c1",),
+        neighbours=(NeighbourLink("boss", "Boss", "runs", ("c2",), outgoing=False),),
+    )
+    ranked = rank_chunks(build_graph([incoming], 100), {"firm": 1.0}, {}, GraphRanker.PPR, PARAMS)
+    assert ranked[1].path == ("Boss", "runs", "Firm") and ranked[1].seeds == ("Firm",)
