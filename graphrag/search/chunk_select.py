@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, RowMapping, Select, select
+from sqlalchemy.orm import Session
 
 from graphrag.db.models import Chunk, Knowledge
 from graphrag.db.visibility import chunk_of_current_attempt, visible_chunk_conditions
 from graphrag.search.models import ScoredChunk
 
-__all__ = ["scored_chunk", "visible_chunks"]
+__all__ = ["best_scored", "scored_chunk", "visible_chunks"]
 
 SCORE = "score"
 
@@ -56,3 +57,18 @@ def scored_chunk(row: RowMapping, score: float) -> ScoredChunk:
         file_name=row["file_name"],
         score=score,
     )
+
+
+def best_scored(
+    session: Session, scored: Select[Any], threshold: float, limit: int
+) -> list[ScoredChunk]:
+    """At most `limit` rows of a `visible_chunks` query scoring at least `threshold`, best
+    first; equal scores are ordered by chunk id so that results are reproducible."""
+    matches = scored.subquery("matches")
+    rows = session.execute(
+        select(matches)
+        .where(matches.c[SCORE] >= threshold)
+        .order_by(matches.c[SCORE].desc(), matches.c.chunk_id)
+        .limit(limit)
+    ).mappings()
+    return [scored_chunk(row, float(row[SCORE])) for row in rows]

@@ -21,7 +21,7 @@ from sqlalchemy.dialects.postgresql import REGCONFIG
 from sqlalchemy.orm import Session
 
 from graphrag.db.models import TEXT_SEARCH_CONFIG, Chunk, Knowledge
-from graphrag.search.chunk_select import SCORE, scored_chunk, visible_chunks
+from graphrag.search.chunk_select import best_scored, visible_chunks
 from graphrag.search.models import ScoredChunk
 
 __all__ = ["keyword_search_any"]
@@ -79,11 +79,5 @@ def keyword_search_any(
     """
     if not kb_ids:
         return []
-    matches = _ranked_query(query, kb_ids, knowledge_ids, max_terms).subquery("matches")
-    rows = session.execute(
-        select(matches)
-        .where(matches.c[SCORE] >= threshold)
-        .order_by(matches.c[SCORE].desc(), matches.c.chunk_id)
-        .limit(limit)
-    ).mappings()
-    return [scored_chunk(row, float(row[SCORE])) for row in rows]
+    scored = _ranked_query(query, kb_ids, knowledge_ids, max_terms)
+    return best_scored(session, scored, threshold, limit)

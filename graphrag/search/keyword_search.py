@@ -18,12 +18,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import ColumnElement, Float, cast, func, literal, select
+from sqlalchemy import ColumnElement, Float, cast, func, literal
 from sqlalchemy.dialects.postgresql import ARRAY, REAL, REGCONFIG
 from sqlalchemy.orm import Session
 
 from graphrag.db.models import TEXT_SEARCH_CONFIG, Chunk
-from graphrag.search.chunk_select import SCORE, scored_chunk, visible_chunks
+from graphrag.search.chunk_select import best_scored, visible_chunks
 from graphrag.search.models import ScoredChunk
 
 __all__ = ["keyword_search"]
@@ -58,15 +58,5 @@ def keyword_search(
     tsquery = _tsquery(query)
     weights = cast(literal(UNIT_CLASS_WEIGHTS, ARRAY(Float)), ARRAY(REAL))
     rank = func.ts_rank_cd(weights, Chunk.tsv, tsquery, RANK_OVER_RANK_PLUS_ONE, type_=Float)
-    matches = (
-        visible_chunks(rank, kb_ids, knowledge_ids)
-        .where(Chunk.tsv.op("@@")(tsquery))
-        .subquery("matches")
-    )
-    rows = session.execute(
-        select(matches)
-        .where(matches.c[SCORE] >= threshold)
-        .order_by(matches.c[SCORE].desc(), matches.c.chunk_id)
-        .limit(limit)
-    ).mappings()
-    return [scored_chunk(row, float(row[SCORE])) for row in rows]
+    scored = visible_chunks(rank, kb_ids, knowledge_ids).where(Chunk.tsv.op("@@")(tsquery))
+    return best_scored(session, scored, threshold, limit)

@@ -121,24 +121,12 @@ def _run_keyword(
     if not (request.use_keyword and kb_ids):
         return None
     with clock.stage("keyword"):
+        args = (session, request.query, kb_ids, request.knowledge_ids)
+        threshold, limit = request.keyword_threshold, request.top_k
         if settings.keyword_match == "any":
-            return keyword_search_any(
-                session,
-                request.query,
-                kb_ids,
-                request.knowledge_ids,
-                threshold=request.keyword_threshold,
-                limit=request.top_k,
-                max_terms=settings.keyword_max_terms,
-            )
-        return keyword_search(
-            session,
-            request.query,
-            kb_ids,
-            request.knowledge_ids,
-            threshold=request.keyword_threshold,
-            limit=request.top_k,
-        )
+            terms = settings.keyword_max_terms
+            return keyword_search_any(*args, threshold=threshold, limit=limit, max_terms=terms)
+        return keyword_search(*args, threshold=threshold, limit=limit)
 
 
 def _graph_query(request: RetrievalRequest, graph: GraphSource | None) -> GraphQuery | None:
