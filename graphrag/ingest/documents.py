@@ -33,6 +33,7 @@ from graphrag.settings import Settings
 __all__ = [
     "NewDocument",
     "add_document",
+    "get_chunk",
     "get_document",
     "get_document_row",
     "get_stages",
@@ -228,6 +229,23 @@ def list_chunks(
         page=page,
         page_size=page_size,
     )
+
+
+def get_chunk(session: Session, tenant_id: uuid.UUID, chunk_id: uuid.UUID) -> ChunkPublic:
+    """A chunk of the current version of a live document of this tenant, else 404."""
+    chunk = session.execute(
+        select(Chunk)
+        .join(Knowledge, Knowledge.id == Chunk.knowledge_id)
+        .where(
+            Chunk.id == chunk_id,
+            Chunk.attempt == Knowledge.attempt,
+            Knowledge.tenant_id == tenant_id,
+            Knowledge.parse_status != ParseStatus.DELETING,
+        )
+    ).scalar_one_or_none()
+    if chunk is None:
+        raise NotFoundError("chunk not found", chunk_id=str(chunk_id))
+    return ChunkPublic.model_validate(chunk)
 
 
 def request_reparse(
