@@ -35,6 +35,8 @@ PROCESS_WAIT_S = 120.0
 EXTRACTION_DELAY_S = 1.0  # keeps each document visibly "finalizing" before it completes
 SLOW_ANSWER_DELAY_S = 3.0
 KB_NAME = "Nordic plants"
+EDITED_CHUNK_SIZE = 400
+INSTRUCTIONS = "Use full company names."
 QUESTION = "Who runs the Zorvath Industries plant in Tromso?"
 ANSWER = "Elin Brask runs the Tromso plant [1]; she studied in Bergen [2]."
 SLOW_QUESTION = "Tell me everything about ship engines."
@@ -159,6 +161,23 @@ def create_base(b: Browser) -> str:
     assert "graph on" in row.text
     kb_id: str = row.get_attribute("data-kb-id") or ""
     return kb_id
+
+
+def edit_base(b: Browser, http: httpx.Client, kb_id: str) -> None:
+    """Change the chunking and the extraction instructions in the edit form."""
+    b.click(f"#kb-rows tr[data-kb-id='{kb_id}'] button.edit")
+    size = b.find("#edit-kb input[name=chunk_size]")
+    size.clear()
+    size.send_keys(str(EDITED_CHUNK_SIZE))
+    b.find("#edit-kb textarea[name=custom_instructions]").send_keys(INSTRUCTIONS)
+    b.screenshot("knowledge-bases")
+    b.click("#edit-kb button[type=submit]")
+    b.until(lambda d: not d.find_elements(By.ID, "edit-kb"))
+    kb = http.get(f"/api/v1/knowledge-bases/{kb_id}").json()
+    assert kb["chunking"]["chunk_size"] == EDITED_CHUNK_SIZE
+    assert kb["extract_config"]["custom_instructions"] == INSTRUCTIONS
+    assert kb["graph_on"] is True
+    assert kb["extract_config"]["tags"] == ["runs", "located_in", "studied"]
 
 
 def drop_files(b: Browser, paths: list[Path]) -> None:
@@ -319,7 +338,7 @@ def test_console_journey(
         sign_in(b, keys["owner"])
         assert b.js("return sessionStorage.length") == 1 and b.js("return localStorage.length") == 0
         kb_id = create_base(b)
-        b.screenshot("knowledge-bases")
+        edit_base(b, http, kb_id)
 
         b.go(f"#/bases/{kb_id}")
         b.text_in("h1", KB_NAME)

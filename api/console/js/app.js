@@ -40,6 +40,7 @@ function renderNav(current) {
 function route() {
   if (cleanup) cleanup();
   cleanup = null;
+  document.getElementById("toast").hidden = true; // a message belongs to the page it came from
   if (!caller) return;
   const [path = "bases", ...rest] = location.hash.replace(/^#\/?/, "").split("/");
   const page = PAGES.find((p) => p.path === path && allowed(p));
@@ -47,7 +48,7 @@ function route() {
   main.replaceChildren();
   const ctx = { caller, params: rest };
   if (path === "bases" && rest.length) {
-    cleanup = documents.render(main, { ...ctx, kbId: rest[0], chunkId: rest[2] });
+    cleanup = documents.render(main, { ...ctx, kbId: rest[0] });
   } else if (page) {
     document.title = `${page.title} · graphrag`;
     cleanup = page.module.render(main, ctx);

@@ -9,9 +9,13 @@ function apply(el, attrs) {
       el.addEventListener(name.slice(2), value);
     } else if (name === "dataset") {
       Object.assign(el.dataset, value);
+    } else if (name === "value" && "defaultValue" in el) {
+      el.defaultValue = value; // what a form reset returns to
+      el.value = value;
     } else if (name === "value" && "value" in el) {
       el.value = value;
     } else if (name === "checked" && "checked" in el) {
+      el.defaultChecked = Boolean(value);
       el.checked = Boolean(value);
     } else {
       el.setAttribute(name, value === true ? "" : String(value));

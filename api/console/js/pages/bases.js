@@ -133,7 +133,7 @@ export function render(root) {
       h("td", {}, kb.extract_config.tags.join(", ") || "–"),
       h("td", { class: "actions" },
         h("a", { class: "button", href: `#/bases/${kb.id}` }, "Documents"),
-        h("button", { type: "button", onclick: () => { fill(editor, editForm(kb, () => { editor.replaceChildren(); load(); }, () => editor.replaceChildren())); editor.querySelector("input").focus(); } }, "Edit"),
+        h("button", { type: "button", class: "edit", onclick: () => { fill(editor, editForm(kb, () => { editor.replaceChildren(); load(); }, () => editor.replaceChildren())); editor.querySelector("input").focus(); } }, "Edit"),
         h("button", { type: "button", class: "danger", onclick: () => remove(kb) }, "Delete"))))
       : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No knowledge base yet.")));
   }
@@ -149,7 +149,7 @@ export function render(root) {
     h("h1", {}, "Knowledge bases"),
     createForm(() => load()),
     editor,
-    h("div", { class: "scroll" }, h("table", { id: "kb-table", class: "stack" },
+    h("div", { class: "card scroll" }, h("table", { id: "kb-table", class: "stack" },
       h("caption", { class: "sr-only" }, "Knowledge bases of this tenant"),
       h("thead", {}, h("tr", {}, ["Name", "Graph", "Chunk size / overlap", "Relation labels", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
       table)));

@@ -123,6 +123,7 @@ export function render(root, { kbId }) {
   const rows = h("tbody", { id: "doc-rows" });
   const chunkPanel = h("div", { id: "chunk-panel" });
   const heading = h("h1", {}, "Documents");
+  const countNote = h("p", { class: "muted" });
   const stagesById = new Map();
   const statusById = new Map();
   let timer = null;
@@ -146,6 +147,7 @@ export function render(root, { kbId }) {
       }));
       fill(rows, page.items.length ? page.items.map((d) => docRow(d, stagesById.get(d.id), actions))
         : h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No document yet.")));
+      countNote.textContent = page.total > page.items.length ? `The ${page.items.length} newest of ${page.total} documents.` : "";
       if (!stopped && page.items.some((d) => WORKING.has(d.parse_status))) timer = setTimeout(refresh, POLL_MS);
     } catch (error) {
       toast(error.message, "error");
@@ -159,7 +161,7 @@ export function render(root, { kbId }) {
   fill(root, h("p", {}, h("a", { href: "#/bases" }, "← Knowledge bases")), heading,
     h("div", { class: "grid2" }, uploader(kbId, refresh), importForms(kbId, refresh)),
     h("section", { class: "card", "aria-labelledby": "docs-title" },
-      h("h2", { id: "docs-title" }, "Status"),
+      h("h2", { id: "docs-title" }, "Status"), countNote,
       h("div", { class: "scroll" }, h("table", { id: "doc-table", class: "stack" },
         h("thead", {}, h("tr", {}, ["Document", "Status", "Stages", "Counts", "Error", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
         rows))),

@@ -30,7 +30,7 @@ export function render(root) {
     const capabilities = [...form.querySelectorAll("input[name=capability]:checked")].map((b) => b.value);
     attempt(async () => {
       const key = await call("/admin/api-keys", { method: "POST", body: { name: name.value, capabilities } });
-      const secret = h("input", { readonly: true, value: key.key, id: "new-key-value", "aria-label": "The new key" });
+      const secret = h("input", { readonly: true, value: key.key, id: "new-key-value", class: "secret", "aria-label": "The new key" });
       fill(created, h("div", { class: "card notice" }, h("p", {}, "Copy this key now: it is not shown again."), secret,
         h("button", { type: "button", onclick: () => navigator.clipboard.writeText(key.key).then(() => toast("Copied."), () => toast("Select the key and copy it by hand.", "error")) }, "Copy")));
       form.reset();
@@ -38,7 +38,7 @@ export function render(root) {
     });
   });
   fill(root, h("h1", {}, "API keys"), form, created,
-    h("div", { class: "scroll" }, h("table", { id: "key-table", class: "stack" },
+    h("div", { class: "card scroll" }, h("table", { id: "key-table", class: "stack" },
       h("thead", {}, h("tr", {}, ["Name", "Prefix", "Capabilities", "Created", "State", ""].map((t) => h("th", { scope: "col" }, t)))), rows)));
   load();
   return null;
