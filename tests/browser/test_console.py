@@ -374,3 +374,4 @@ def test_console_journey(
     sign_out(b)
     assert b.js("return sessionStorage.length") == 0
     see_nothing_of_the_other_tenant(b, kb_id, keys["other"])
+    assert b.script_errors() == []

@@ -23,6 +23,7 @@ def test_console_page_and_assets_are_served_without_a_key(api_url: str) -> None:
         page = anonymous.get("/")
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         assert '<script type="module" src="/console/js/app.js">' in page.text
+        assert "default-src 'self'" in page.headers["content-security-policy"]
         script = anonymous.get("/console/js/app.js")
         assert script.status_code == 200
         assert "javascript" in script.headers["content-type"]

@@ -13,7 +13,9 @@ from typing import Any, Literal, TypeVar
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.chrome.webdriver import WebDriver as ChromeDriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.command import Command
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
@@ -32,7 +34,7 @@ T = TypeVar("T")
 class Browser:
     """A driver with the waits and screenshots the console tests use."""
 
-    def __init__(self, driver: WebDriver, base_url: str, shots: Path) -> None:
+    def __init__(self, driver: ChromeDriver, base_url: str, shots: Path) -> None:
         self.driver = driver
         self.base_url = base_url
         self.shots = shots
@@ -76,6 +78,19 @@ class Browser:
 
     def js(self, script: str, *args: Any) -> Any:
         return self.driver.execute_script(script, *args)
+
+    def script_errors(self) -> list[str]:
+        """Severe messages of the page's console other than HTTP error statuses (which the
+        console shows to the user as messages): uncaught exceptions, failed imports."""
+        # `get_log` is untyped; this is the command it sends.
+        entries: list[dict[str, Any]] = self.driver.execute(Command.GET_LOG, {"type": "browser"})[
+            "value"
+        ]
+        return [
+            e["message"]
+            for e in entries
+            if e["level"] == "SEVERE" and "Failed to load resource" not in e["message"]
+        ]
 
 
 @contextmanager
