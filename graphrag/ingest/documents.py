@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.models import Chunk, Knowledge
+from graphrag.db.visibility import chunk_of_current_attempt
 from graphrag.errors import ConflictError, DuplicateDocumentError, NotFoundError
 from graphrag.ingest.file_names import safe_file_name
 from graphrag.ingest.file_types import detect_file_type
@@ -232,13 +233,13 @@ def list_chunks(
 
 
 def get_chunk(session: Session, tenant_id: uuid.UUID, chunk_id: uuid.UUID) -> ChunkPublic:
-    """A chunk of the current version of a live document of this tenant, else 404."""
+    """A chunk of the current version of a document of this tenant, else 404: what the
+    document's chunk list shows (a citation or a graph source opened by id)."""
     chunk = session.execute(
         select(Chunk)
-        .join(Knowledge, Knowledge.id == Chunk.knowledge_id)
+        .join(Knowledge, chunk_of_current_attempt())
         .where(
             Chunk.id == chunk_id,
-            Chunk.attempt == Knowledge.attempt,
             Knowledge.tenant_id == tenant_id,
             Knowledge.parse_status != ParseStatus.DELETING,
         )
