@@ -242,14 +242,17 @@ def ask_and_open_citation(b: Browser, http: httpx.Client) -> None:
     b.text_in("#chat-status", "done", PROCESS_WAIT_S)
     answer = b.find("#chat-log .msg.assistant")
     assert "Elin Brask runs the Tromso plant" in answer.text
-    # The graph's part: the entities read in the question, and for a passage the graph brought,
-    # the entities that led to it.
+    # The graph's part: the entities read in the question, and for each passage the graph ranked,
+    # the question entity it started from (people.txt holds no question word: only the graph
+    # can reach it).
     assert "question entities: Zorvath Industries, Tromso" in answer.text
     refs = answer.find_elements(By.CSS_SELECTOR, ".refs li[data-match]")
     assert "graph" in [ref.get_attribute("data-match") for ref in refs]  # people.txt, via the graph
     for ref in refs:
         led = ref.find_elements(By.CSS_SELECTOR, ".graph-led")
-        assert bool(led) == (ref.get_attribute("data-match") == "graph"), ref.text
+        assert bool(led) == (ref.get_attribute("data-graph") == "yes"), ref.text
+        if ref.get_attribute("data-match") == "graph":
+            assert led and "from Zorvath Industries" in led[0].text, ref.text
     citation = answer.find_element(By.CSS_SELECTOR, "button.citation[data-n='1']")
     chunk_id = citation.get_attribute("data-chunk-id")
     citation.click()

@@ -27,20 +27,27 @@ function answerWithCitations(text, references) {
   return parts;
 }
 
+/** How the graph led to a passage: the question's entities it started from and the path. */
+function graphLine(graph) {
+  const from = graph.seeds.length ? `from ${graph.seeds.join(", ")}` : "";
+  // A one-entity path that is itself a seed says nothing more.
+  const walked = graph.path.length > 1 || (graph.path.length === 1 && !graph.seeds.includes(graph.path[0]));
+  return h("div", { class: "graph-led" },
+    h("span", { class: "badge graph" }, `graph #${graph.rank}`), " ",
+    from, walked ? ` via ${graph.path.join(" → ")}` : "");
+}
+
 function referenceList(references, entities) {
   if (!references.length) return null;
   return h("details", { class: "refs", open: true },
     h("summary", {}, `${references.length} references` + (entities && entities.length ? ` · question entities: ${entities.join(", ")}` : "")),
     h("ol", {}, references.map((ref) => {
-      const viaGraph = ref.match_type === "graph";
-      // Per-passage entities when the API names them; otherwise the passage came from the graph
-      // walk that started at the question's entities (listed in the summary).
-      const led = ref.entities && ref.entities.length ? ` from ${ref.entities.join(", ")}` : "";
-      return h("li", { value: ref.n, dataset: { n: ref.n, match: ref.match_type } },
+      const viaGraph = Boolean(ref.graph);
+      return h("li", { value: ref.n, dataset: { n: ref.n, match: ref.match_type, graph: viaGraph ? "yes" : "no" } },
         h("button", { type: "button", class: "link", onclick: () => openChunk(ref.chunk_id, { citation: `[${ref.n}]`, file: ref.file_name, match: ref.match_type }) },
           `${ref.file_name}${ref.page ? ` p.${ref.page}` : ""}`),
-        " ", h("span", { class: `badge ${viaGraph ? "graph" : ""}` }, ref.match_type),
-        viaGraph ? h("span", { class: "muted graph-led" }, ` reached through the graph${led}`) : null,
+        " ", h("span", { class: `badge ${ref.match_type === "graph" ? "graph" : ""}` }, ref.match_type),
+        viaGraph ? graphLine(ref.graph) : null,
         h("div", { class: "excerpt muted" }, ref.excerpt));
     })));
 }
