@@ -18,6 +18,7 @@ import httpx
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as ec
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.auth.models import Capability
@@ -35,6 +36,7 @@ PROCESS_WAIT_S = 120.0
 EXTRACTION_DELAY_S = 1.0  # keeps each document visibly "finalizing" before it completes
 SLOW_ANSWER_DELAY_S = 3.0
 KB_NAME = "Nordic plants"
+NOTE_TITLE = "meeting notes"
 EDITED_CHUNK_SIZE = 400
 INSTRUCTIONS = "Use full company names."
 QUESTION = "Who runs the Zorvath Industries plant in Tromso?"
@@ -226,6 +228,21 @@ def open_a_chunk(b: Browser, http: httpx.Client, name: str) -> None:
     assert b.find("#chunk-content").text.strip() == expected.strip()
 
 
+def import_reparse_delete(b: Browser) -> None:
+    """A text imported through the form completes; re-parsed, it completes again as attempt 2;
+    deleted (after the confirmation), its row goes."""
+    b.find("#import-text input[name=title]").send_keys(NOTE_TITLE)
+    b.find("#import-text textarea[name=content]").send_keys(f"NOTEDOC. {uuid.uuid4()}")
+    b.click("#import-text button[type=submit]")
+    row = f"#doc-rows tr[data-doc-name='{NOTE_TITLE}.md']"
+    b.find(f"{row}[data-status='completed'][data-attempt='1']", PROCESS_WAIT_S)
+    b.click(f"{row} button.reparse")
+    b.find(f"{row}[data-status='completed'][data-attempt='2']", PROCESS_WAIT_S)
+    b.click(f"{row} button.delete")
+    b.until(ec.alert_is_present()).accept()
+    b.until(lambda d: not d.find_elements(By.CSS_SELECTOR, row))
+
+
 def close_dialog(b: Browser) -> None:
     b.find("#chunk-dialog[open]").send_keys(Keys.ESCAPE)
     b.until(lambda d: d.find_element(By.ID, "chunk-dialog").get_attribute("open") is None)
@@ -266,9 +283,10 @@ def stop_an_answer(b: Browser) -> None:
     question = b.find("#question")
     question.send_keys(SLOW_QUESTION)
     question.send_keys(Keys.ENTER)
-    b.find("#chat-log .msg.assistant.streaming")
-    b.click("#stop")
+    b.click("#stop")  # enabled only while an answer streams
     b.text_in("#chat-status", "stopped")
+    answers = b.driver.find_elements(By.CSS_SELECTOR, "#chat-log .msg.assistant")
+    assert "Stopped." in answers[-1].text
     assert b.find("#send").is_enabled()
 
 
@@ -352,6 +370,7 @@ def test_console_journey(
         b.screenshot("chunk")
         close_dialog(b)
         b.screenshot("documents")
+        import_reparse_delete(b)
 
         ask_and_open_citation(b, http)
         close_dialog(b)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.chrome.webdriver import WebDriver as ChromeDriver
 from selenium.webdriver.common.by import By
@@ -47,9 +48,12 @@ class Browser:
         self.driver.execute_script("location.hash = arguments[0]", hash_path)
 
     def until(
-        self, condition: Callable[[WebDriver], Literal[False] | T], timeout: float = WAIT_S
+        self,
+        condition: Callable[[WebDriver], Literal[False] | T],
+        timeout: float = WAIT_S,
+        message: str = "",
     ) -> T:
-        return WebDriverWait(self.driver, timeout).until(condition)
+        return WebDriverWait(self.driver, timeout).until(condition, message)
 
     def find(self, css: str, timeout: float = WAIT_S) -> WebElement:
         """The visible element matching `css`, waiting for it."""
@@ -60,7 +64,14 @@ class Browser:
         self.until(ec.element_to_be_clickable((By.CSS_SELECTOR, css))).click()
 
     def text_in(self, css: str, text: str, timeout: float = WAIT_S) -> None:
-        self.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), text), timeout)
+        """Wait until `css` holds `text`; on time-out, say what the element held."""
+        present = ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), text)
+        try:
+            self.until(present, timeout)
+        except TimeoutException:
+            found = self.driver.find_elements(By.CSS_SELECTOR, css)
+            held = found[0].text if found else "(no such element)"
+            raise AssertionError(f"{css} never held {text!r}; it holds {held!r}") from None
 
     def viewport(self, size: tuple[int, int]) -> None:
         width, height = size

@@ -106,7 +106,7 @@ function chunksPanel(panel, doc, page = 1) {
 function docRow(doc, stages, actions) {
   const counts = `${doc.page_count} p · ${doc.chunk_count} chunks · ${doc.entity_count} entities · ${doc.relation_count} relations` +
     (doc.failed_chunk_count ? ` · ${doc.failed_chunk_count} failed` : "");
-  return h("tr", { dataset: { docId: doc.id, docName: doc.file_name, status: doc.parse_status } },
+  return h("tr", { dataset: { docId: doc.id, docName: doc.file_name, status: doc.parse_status, attempt: doc.attempt } },
     h("td", {}, doc.file_name, h("div", { class: "muted" }, `${doc.source} · ${doc.file_type} · ${formatBytes(doc.file_size)}`)),
     h("td", { class: "status" }, h("span", { class: `badge ${doc.parse_status}` }, doc.parse_status)),
     h("td", {}, stageCell(stages)),
@@ -114,9 +114,9 @@ function docRow(doc, stages, actions) {
     h("td", { class: "error" }, doc.error || ""),
     h("td", { class: "actions" },
       h("button", { type: "button", class: "show-chunks", onclick: () => actions.chunks(doc) }, "Chunks"),
-      h("button", { type: "button", onclick: () => actions.reparse(doc) }, "Re-parse"),
+      h("button", { type: "button", class: "reparse", onclick: () => actions.reparse(doc) }, "Re-parse"),
       WORKING.has(doc.parse_status) ? h("button", { type: "button", onclick: () => actions.cancel(doc) }, "Cancel") : null,
-      h("button", { type: "button", class: "danger", onclick: () => actions.remove(doc) }, "Delete")));
+      h("button", { type: "button", class: "danger delete", onclick: () => actions.remove(doc) }, "Delete")));
 }
 
 export function render(root, { kbId }) {
