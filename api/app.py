@@ -11,12 +11,14 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import assert_routes_guarded
+from api.console_files import mount_console
 from api.errors import install_error_handlers
 from api.routers import (
     admin_keys,
     chat,
     documents,
     graph_search,
+    identity,
     initialization,
     knowledge_bases,
     memory,
@@ -101,5 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(initialization.router)
     app.include_router(admin_keys.router)
     app.include_router(memory.router)
+    app.include_router(identity.router)
+    mount_console(app)
     assert_routes_guarded(app)
     return app

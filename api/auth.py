@@ -6,7 +6,8 @@ start if one does not:
   any other method;
 - `ReaderTenantDep`: the caller's tenant, needing `read` whatever the method (searches by POST);
 - `requires(capability)` / `AdminDep` / `ModelManagerDep`: a capability, no tenant data;
-- `PUBLIC`: open to anyone (liveness only).
+- `CallerDep`: any valid key, whatever its capabilities (the caller reading its own identity);
+- `PUBLIC`: open to anyone (liveness and the web console's static page only).
 A missing, malformed, unknown or revoked key is 401 `unauthorized`; a key without the needed
 capability is 403 `forbidden`.
 """
@@ -32,6 +33,7 @@ from graphrag.tenancy import ensure_tenant
 __all__ = [
     "PUBLIC",
     "AdminDep",
+    "CallerDep",
     "ModelManagerDep",
     "PrincipalDep",
     "ReaderTenantDep",
@@ -116,6 +118,14 @@ def get_reader_tenant(principal: PrincipalDep) -> uuid.UUID:
 ReaderTenantDep = Annotated[uuid.UUID, Depends(get_reader_tenant)]
 
 
+def authenticated_caller(principal: PrincipalDep) -> Principal:
+    """The caller of a route that needs a valid key but no capability."""
+    return principal
+
+
+CallerDep = Annotated[Principal, Depends(authenticated_caller)]
+
+
 def public_access() -> None:
     """Marks a route as open to callers without a key."""
 
@@ -129,6 +139,7 @@ def _guards(dependant: Dependant) -> Iterator[Any]:
         if isinstance(call, RequireCapability) or call in (
             get_tenant,
             get_reader_tenant,
+            authenticated_caller,
             public_access,
         ):
             yield call

@@ -133,6 +133,12 @@ def list_chunks(
     )
 
 
+@router.get("/chunks/{chunk_id}")
+def get_chunk(chunk_id: uuid.UUID, session: SessionDep, tenant: TenantDep) -> ChunkPublic:
+    """One chunk by id, as cited by the chat or named by the graph search."""
+    return documents.get_chunk(session, tenant, chunk_id)
+
+
 @router.post("/knowledge/{knowledge_id}/reparse", status_code=status.HTTP_202_ACCEPTED)
 def reparse(
     knowledge_id: uuid.UUID, session: SessionDep, queue: QueueDep, tenant: TenantDep

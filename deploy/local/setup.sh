@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-APT_PACKAGES=(redis-server tesseract-ocr tesseract-ocr-eng tesseract-ocr-fra)
+APT_PACKAGES=(redis-server tesseract-ocr tesseract-ocr-eng tesseract-ocr-fra chromium chromium-driver)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install, start the real services, lint, type-check,
-# and run every test (unit, integration against real services, e2e through HTTP and workers).
+# and run every test (unit, integration against real services, e2e through HTTP and workers,
+# the web console in headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.models import Chunk, Knowledge
+from graphrag.db.visibility import chunk_of_current_attempt
 from graphrag.errors import ConflictError, DuplicateDocumentError, NotFoundError
 from graphrag.ingest.file_names import safe_file_name
 from graphrag.ingest.file_types import detect_file_type
@@ -33,6 +34,7 @@ from graphrag.settings import Settings
 __all__ = [
     "NewDocument",
     "add_document",
+    "get_chunk",
     "get_document",
     "get_document_row",
     "get_stages",
@@ -228,6 +230,23 @@ def list_chunks(
         page=page,
         page_size=page_size,
     )
+
+
+def get_chunk(session: Session, tenant_id: uuid.UUID, chunk_id: uuid.UUID) -> ChunkPublic:
+    """A chunk of the current version of a document of this tenant, else 404: what the
+    document's chunk list shows (a citation or a graph source opened by id)."""
+    chunk = session.execute(
+        select(Chunk)
+        .join(Knowledge, chunk_of_current_attempt())
+        .where(
+            Chunk.id == chunk_id,
+            Knowledge.tenant_id == tenant_id,
+            Knowledge.parse_status != ParseStatus.DELETING,
+        )
+    ).scalar_one_or_none()
+    if chunk is None:
+        raise NotFoundError("chunk not found", chunk_id=str(chunk_id))
+    return ChunkPublic.model_validate(chunk)
 
 
 def request_reparse(

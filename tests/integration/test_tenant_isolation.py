@@ -136,7 +136,12 @@ def _missing(method: str, path: str, **kwargs: Any) -> Callable[[World], None]:
 
     def attempt(w: World) -> None:
         url = path.format(
-            kb=w.kb_id, doc=w.doc_id, session=w.session_id, key=w.key_id, fact=w.fact_id
+            kb=w.kb_id,
+            doc=w.doc_id,
+            chunk=w.chunk_ids[0],
+            session=w.session_id,
+            key=w.key_id,
+            fact=w.fact_id,
         )
         _not_found(w.a.request(method, url, **kwargs), w)
 
@@ -234,6 +239,9 @@ CASES: dict[str, Callable[[World], None]] = {
     "GET /docs/oauth2-redirect": _open_without_tenant_data("GET", "/docs/oauth2-redirect"),
     "GET /redoc": _open_without_tenant_data("GET", "/redoc"),
     "GET /health": _open_without_tenant_data("GET", "/health"),
+    "GET /": _open_without_tenant_data("GET", "/"),
+    "GET /api/v1/me": _open_without_tenant_data("GET", f"{V1}/me"),
+    "GET /api/v1/chunks/{chunk_id}": _missing("GET", V1 + "/chunks/{chunk}"),
     "GET /api/v1/system": _open_without_tenant_data("GET", f"{V1}/system"),
     "POST /api/v1/knowledge-bases": _create_kb,
     "GET /api/v1/knowledge-bases": _list_kbs,
