@@ -48,7 +48,7 @@ class FakeEntityLlm(LlmClient):
 
 
 class TimedEmbedder:
-    """The real embedder, adding the milliseconds spent in `embed_query` to `spent_ms`."""
+    """The real embedder, adding the milliseconds spent embedding to `spent_ms`."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
@@ -59,14 +59,14 @@ class TimedEmbedder:
         return self.inner.dim
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return self.inner.embed(texts)
-
-    def embed_query(self, text: str) -> list[float]:
         start = perf_counter()
         try:
-            return self.inner.embed_query(text)
+            return self.inner.embed(texts)
         finally:
             self.spent_ms += (perf_counter() - start) * _MS_PER_S
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed([text])[0]
 
 
 @dataclass(frozen=True)

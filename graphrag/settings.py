@@ -205,6 +205,7 @@ class SearchSettings(_Section):
     hnsw_iterative_scan: Literal["off", "relaxed_order", "strict_order"]
     keyword_match: Literal["any", "all"]
     keyword_max_terms: int = Field(gt=0)
+    keyword_common_df: int = Field(gt=0)
     graph_ranker: Literal["ppr", "entity_overlap"]
     graph_weight: float = Field(ge=0.0)
     graph_list_size: int = Field(gt=0)

@@ -8,7 +8,9 @@ text-search configuration as the chunks) is weighted by its inverse document fre
 bases searched, `ln(1 + (N - df + 0.5) / (df + 0.5))` as in BM25, and a chunk scores the share
 of the query's total weight that its lexemes cover: 1.0 holds every word, a chunk holding only
 the rarest word can outrank one holding several common ones. Document frequencies come from
-the GIN index, one count per lexeme (at most `max_terms` of them), in the same statement.
+the GIN index, one count per lexeme (at most `max_terms` of them, each stopping at
+`common_df`), in the same statement. Only chunks holding a word rarer than that are candidates,
+so a question made of common words costs no more than one made of rare ones.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import Float, Select, cast, func, literal, select
+from sqlalchemy import Float, Select, and_, cast, func, literal, select
 from sqlalchemy.dialects.postgresql import REGCONFIG
 from sqlalchemy.orm import Session
 
@@ -36,6 +38,7 @@ def _ranked_query(
     kb_ids: Sequence[uuid.UUID],
     knowledge_ids: Sequence[uuid.UUID] | None,
     max_terms: int,
+    common_df: int,
 ) -> Select[tuple[object, ...]]:
     config = cast(literal(TEXT_SEARCH_CONFIG), REGCONFIG)
     lexemes = (
@@ -44,21 +47,34 @@ def _ranked_query(
         .cte("lexemes")
     )
     term = func.plainto_tsquery(cast(literal(_VERBATIM_CONFIG), REGCONFIG), lexemes.c.lexeme)
-    df = (
-        select(func.count())
+    # Counting stops at `common_df`: the cost of a common word stays bounded.
+    bounded = (
+        select(literal(1).label("hit"))
         .select_from(Chunk)
         .where(Chunk.kb_id.in_(kb_ids), Chunk.tsv.op("@@")(term))
-        .scalar_subquery()
+        .limit(common_df)
+        .correlate(lexemes)
+        .subquery("bounded")
     )
+    df = select(func.count()).select_from(bounded).scalar_subquery()
     total = select(func.count()).select_from(Chunk).where(Chunk.kb_id.in_(kb_ids)).scalar_subquery()
-    stats = select(lexemes.c.lexeme, term.label("term"), df.label("df")).cte("stats")
+    stats = select(term.label("term"), df.label("df")).cte("stats")
     idf = func.ln(1.0 + (total - stats.c.df + _BM25_HALF) / (stats.c.df + _BM25_HALF))
-    weights = select(stats.c.term, cast(idf, Float).label("idf")).cte("weights")
+    weights = select(
+        stats.c.term, cast(idf, Float).label("idf"), (stats.c.df < common_df).label("rare")
+    ).cte("weights")
+    # Candidates hold a rare word; common words then add their (small) weight to the score.
+    candidates = (
+        select(Chunk.id)
+        .join(weights, and_(Chunk.tsv.op("@@")(weights.c.term), weights.c.rare))
+        .where(Chunk.kb_id.in_(kb_ids))
+    )
     whole = select(func.sum(weights.c.idf)).scalar_subquery()
     share = cast(func.sum(weights.c.idf) / func.nullif(whole, 0.0), Float)
     return (
         visible_chunks(share, kb_ids, knowledge_ids)
         .join(weights, Chunk.tsv.op("@@")(weights.c.term))
+        .where(Chunk.id.in_(candidates))
         .group_by(Chunk.id, Knowledge.id)
     )
 
@@ -72,12 +88,14 @@ def keyword_search_any(
     threshold: float,
     limit: int,
     max_terms: int,
+    common_df: int,
 ) -> list[ScoredChunk]:
-    """At most `limit` visible chunks holding at least `threshold` of the query's word weight.
+    """At most `limit` visible chunks holding at least `threshold` of the query's word weight
+    and at least one word found in fewer than `common_df` chunks of the bases.
 
     Best first; equal scores are ordered by chunk id so that results are reproducible.
     """
     if not kb_ids:
         return []
-    scored = _ranked_query(query, kb_ids, knowledge_ids, max_terms)
+    scored = _ranked_query(query, kb_ids, knowledge_ids, max_terms, common_df)
     return best_scored(session, scored, threshold, limit)

@@ -124,8 +124,13 @@ def _run_keyword(
         args = (session, request.query, kb_ids, request.knowledge_ids)
         threshold, limit = request.keyword_threshold, request.top_k
         if settings.keyword_match == "any":
-            terms = settings.keyword_max_terms
-            return keyword_search_any(*args, threshold=threshold, limit=limit, max_terms=terms)
+            return keyword_search_any(
+                *args,
+                threshold=threshold,
+                limit=limit,
+                max_terms=settings.keyword_max_terms,
+                common_df=settings.keyword_common_df,
+            )
         return keyword_search(*args, threshold=threshold, limit=limit)
 
 
