@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import Float, Select, and_, cast, func, literal, select
+from sqlalchemy import Float, Select, cast, func, literal, select
 from sqlalchemy.dialects.postgresql import REGCONFIG
 from sqlalchemy.orm import Session
 
@@ -58,23 +58,33 @@ def _ranked_query(
     )
     df = select(func.count()).select_from(bounded).scalar_subquery()
     total = select(func.count()).select_from(Chunk).where(Chunk.kb_id.in_(kb_ids)).scalar_subquery()
-    stats = select(term.label("term"), df.label("df")).cte("stats")
+    stats = (
+        select(lexemes.c.lexeme, term.label("term"), df.label("df"))
+        .cte("stats")
+        .prefix_with("MATERIALIZED")
+    )
     idf = func.ln(1.0 + (total - stats.c.df + _BM25_HALF) / (stats.c.df + _BM25_HALF))
-    weights = select(
-        stats.c.term, cast(idf, Float).label("idf"), (stats.c.df < common_df).label("rare")
-    ).cte("weights")
-    # Candidates hold a rare word; common words then add their (small) weight to the score.
+    weights = select(stats.c.term, cast(idf, Float).label("idf")).cte("weights")
+    # Candidates hold a rare word, found through the GIN index with one OR query of the rare
+    # words; common words then only add their (small) weight to the candidates' scores.
+    rare_words = (
+        select(func.string_agg(func.quote_literal(stats.c.lexeme), literal(" | ")))
+        .where(stats.c.df < common_df)
+        .scalar_subquery()
+    )
+    rare = func.to_tsquery(cast(literal(_VERBATIM_CONFIG), REGCONFIG), rare_words)
     candidates = (
         select(Chunk.id)
-        .join(weights, and_(Chunk.tsv.op("@@")(weights.c.term), weights.c.rare))
-        .where(Chunk.kb_id.in_(kb_ids))
+        .where(Chunk.kb_id.in_(kb_ids), Chunk.tsv.op("@@")(rare))
+        .cte("candidates")
+        .prefix_with("MATERIALIZED")
     )
     whole = select(func.sum(weights.c.idf)).scalar_subquery()
     share = cast(func.sum(weights.c.idf) / func.nullif(whole, 0.0), Float)
     return (
         visible_chunks(share, kb_ids, knowledge_ids)
+        .join(candidates, candidates.c.id == Chunk.id)
         .join(weights, Chunk.tsv.op("@@")(weights.c.term))
-        .where(Chunk.id.in_(candidates))
         .group_by(Chunk.id, Knowledge.id)
     )
 
