@@ -2,36 +2,26 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 
+import redis
 from celery import Celery
+from kombu.exceptions import KombuError
+
+from graphrag.errors import BrokerUnavailableError
 
 __all__ = ["CeleryTaskQueue"]
 
 
 class CeleryTaskQueue:
-    """Enqueue by task name, so producers (API, CLI) never import the task modules."""
+    """Send by task name, so producers (the relay in the API, CLI, workers) import no task."""
 
     def __init__(self, app: Celery) -> None:
         self.app = app
 
-    def process_document(self, knowledge_id: uuid.UUID, attempt: int) -> None:
-        self.app.send_task("document.process", args=[str(knowledge_id), attempt])
-
-    def delete_document(self, knowledge_id: uuid.UUID) -> None:
-        self.app.send_task("document.delete", args=[str(knowledge_id)])
-
-    def delete_knowledge_base(self, kb_id: uuid.UUID) -> None:
-        self.app.send_task("document.delete_kb", args=[str(kb_id)])
-
-    def extract_chunks(
-        self, knowledge_id: uuid.UUID, attempt: int, chunk_ids: Sequence[uuid.UUID]
-    ) -> None:
-        for chunk_id in chunk_ids:
-            self.app.send_task(
-                "graph.extract_chunk", args=[str(knowledge_id), attempt, str(chunk_id)]
-            )
-
-    def close_memory_session(self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID) -> None:
-        self.app.send_task("memory.close_session", args=[str(tenant_id), owner, str(session_id)])
+    def send(self, task_name: str, args: Sequence[object]) -> None:
+        try:
+            # No publish retries here: the row stays due and the next relay pass tries again.
+            self.app.send_task(task_name, args=list(args), retry=False)
+        except (KombuError, redis.RedisError, OSError) as exc:
+            raise BrokerUnavailableError(f"the broker refused {task_name}: {exc}") from exc
