@@ -22,6 +22,7 @@ class CeleryTaskQueue:
     def send(self, task_name: str, args: Sequence[object]) -> None:
         try:
             # No publish retries here: the row stays due and the next relay pass tries again.
-            self.app.send_task(task_name, args=list(args), retry=False)
+            # Nobody reads the result (the outbox row is the task's state): no result listener.
+            self.app.send_task(task_name, args=list(args), retry=False, ignore_result=True)
         except (KombuError, redis.RedisError, OSError) as exc:
             raise BrokerUnavailableError(f"the broker refused {task_name}: {exc}") from exc

@@ -44,24 +44,10 @@ class OwnRedis:
         binary = shutil.which("redis-server")
         assert binary, "redis-server is not installed"
         self.workdir.mkdir(parents=True, exist_ok=True)
-        log = (self.workdir / "redis.log").open("ab")
-        self.proc = subprocess.Popen(
-            [
-                binary,
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--dir",
-                str(self.workdir),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        args = ["--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.workdir)]
+        # No snapshot, no append-only file: a shutdown loses every key, as the test wants.
+        args += ["--save", "", "--appendonly", "no", "--logfile", "redis.log"]
+        self.proc = subprocess.Popen([binary, *args])
         deadline = time.monotonic() + READY_TIMEOUT_S
         while not self._answers():
             assert self.proc.poll() is None, "redis-server exited; see its log"
