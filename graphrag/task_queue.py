@@ -13,6 +13,12 @@ __all__ = ["TaskQueue"]
 
 
 class TaskQueue(Protocol):
-    """Send one task by name, ids only; raise `BrokerUnavailableError` if the broker refuses."""
+    """Send tasks by name, ids only. Both methods raise `BrokerUnavailableError` when the broker
+    cannot be reached."""
+
+    def broker_epoch(self) -> str:
+        """An id of what the broker holds now: it changes when the broker lost its messages
+        (restarted empty, flushed, failed over), so every message sent before is known lost."""
+        ...
 
     def send(self, task_name: str, args: Sequence[object]) -> None: ...

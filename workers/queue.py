@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 
 import redis
@@ -10,7 +11,10 @@ from kombu.exceptions import KombuError
 
 from graphrag.errors import BrokerUnavailableError
 
-__all__ = ["CeleryTaskQueue"]
+__all__ = ["BROKER_EPOCH_KEY", "CeleryTaskQueue", "purge_broker"]
+
+# A key in the broker's own Redis database: gone with the messages when the broker loses them.
+BROKER_EPOCH_KEY = "graphrag:outbox:broker-epoch"
 
 
 class CeleryTaskQueue:
@@ -18,6 +22,21 @@ class CeleryTaskQueue:
 
     def __init__(self, app: Celery) -> None:
         self.app = app
+        self._redis: redis.Redis[bytes] | None = None
+
+    def _client(self) -> redis.Redis[bytes]:
+        if self._redis is None:
+            self._redis = redis.Redis.from_url(str(self.app.conf.broker_url))
+        return self._redis
+
+    def broker_epoch(self) -> str:
+        candidate = uuid.uuid4().hex
+        try:
+            self._client().set(BROKER_EPOCH_KEY, candidate, nx=True)
+            value = self._client().get(BROKER_EPOCH_KEY)
+        except redis.RedisError as exc:
+            raise BrokerUnavailableError(f"the broker did not answer: {exc}") from exc
+        return value.decode() if value else candidate
 
     def send(self, task_name: str, args: Sequence[object]) -> None:
         try:
@@ -26,3 +45,10 @@ class CeleryTaskQueue:
             self.app.send_task(task_name, args=list(args), retry=False, ignore_result=True)
         except (KombuError, redis.RedisError, OSError) as exc:
             raise BrokerUnavailableError(f"the broker refused {task_name}: {exc}") from exc
+
+
+def purge_broker(app: Celery) -> None:
+    """Drop every queued message. The epoch goes with them, so the relays send the outbox rows
+    of the dropped tasks again instead of waiting out their visibility timeout."""
+    app.control.purge()
+    redis.Redis.from_url(str(app.conf.broker_url)).delete(BROKER_EPOCH_KEY)

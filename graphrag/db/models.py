@@ -267,6 +267,7 @@ class OutboxTask(Base):
     )
     knowledge_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     chunk_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    broker_epoch: Mapped[str | None] = mapped_column(String(64))  # the broker it was sent to
     sends: Mapped[int] = mapped_column(Integer, default=0)
     resends: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text)

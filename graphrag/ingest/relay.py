@@ -2,10 +2,12 @@
 
 A pass (one at a time across the cluster, under an advisory lock):
 1. rows sent whose task has not settled within `visibility_timeout_s` (counted from the send, or
-   from the task's last start) are due again: the broker lost them (restart, eviction, failover)
-   or their worker died. A row whose task had started counts one resend;
-2. rows over `max_resends` are given up: their chunk or document fails with the reason;
-3. due rows are sent: every direct row (deletes, memory), parse rows while fewer than
+   from the task's last start) are due again: their message or their worker was lost. A row
+   whose task had started counts one resend;
+2. rows sent to a broker that has lost its messages since (its epoch changed: restarted empty,
+   flushed, failed over) and not started are due again at once, without counting;
+3. rows over `max_resends` are given up: their chunk or document fails with the reason;
+4. due rows are sent: every direct row (deletes, memory), parse rows while fewer than
    `parse_in_flight` are in flight, graph rows while fewer than `graph_in_flight` are, picked
    round-robin across documents so a small document never waits behind a large one's chunks.
 A broker that refuses a message ends the sending; the rows wait for the next pass.
@@ -43,7 +45,8 @@ _LOST = "no settlement within the visibility timeout"
 class RelayReport(BaseModel):
     ran: bool = True  # false: another relay held the lock
     sent: int = 0
-    expired: int = 0
+    expired: int = 0  # past the visibility timeout
+    rearmed: int = 0  # sent to a broker that has lost its messages since
     given_up: int = 0
     broker_error: str | None = None
     more: bool = False  # a full batch went out: more may be due at once
@@ -57,16 +60,41 @@ def relay_once(
         locked = session.execute(select(func.pg_try_advisory_xact_lock(_RELAY_LOCK))).scalar()
         if not locked:
             return RelayReport(ran=False)
-        report = RelayReport(expired=_expire(session, settings))
-        report.given_up = _give_up(session, settings)
-        rows = pick_due(session, settings)
-        report.sent, report.broker_error = _send(session, sender, rows)
-        report.more = report.broker_error is None and len(rows) >= settings.batch_size
+        report = _pass(session, sender, settings)
     if report.broker_error:
-        log.warning("outbox relay: broker unavailable, %d rows wait", len(rows) - report.sent)
-    if report.expired or report.given_up:
+        log.warning("outbox relay: broker unavailable (%s)", report.broker_error)
+    if report.expired or report.rearmed or report.given_up:
         log.warning("outbox relay: %s", report.model_dump_json())
     return report
+
+
+def _pass(session: Session, sender: TaskQueue, settings: OutboxSettings) -> RelayReport:
+    report = RelayReport(expired=_expire(session, settings))
+    try:
+        epoch: str | None = sender.broker_epoch()
+    except BrokerUnavailableError as exc:
+        epoch, report.broker_error = None, exc.message
+    if epoch is not None:
+        report.rearmed = _rearm_lost(session, epoch)
+    report.given_up = _give_up(session, settings)
+    if epoch is not None:
+        rows = pick_due(session, settings)
+        report.sent, report.broker_error = _send(session, sender, rows, epoch)
+        report.more = report.broker_error is None and len(rows) >= settings.batch_size
+    return report
+
+
+def _rearm_lost(session: Session, epoch: str) -> int:
+    result = session.execute(
+        update(OutboxTask)
+        .where(
+            OutboxTask.status == OutboxStatus.SENT,
+            OutboxTask.started_at.is_(None),
+            OutboxTask.broker_epoch.is_distinct_from(epoch),
+        )
+        .values(status=OutboxStatus.PENDING)
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of an UPDATE
 
 
 def _expire(session: Session, settings: OutboxSettings) -> int:
@@ -168,7 +196,9 @@ def pick_due(session: Session, settings: OutboxSettings) -> list[_Due]:
     return picked
 
 
-def _send(session: Session, sender: TaskQueue, rows: list[_Due]) -> tuple[int, str | None]:
+def _send(
+    session: Session, sender: TaskQueue, rows: list[_Due], epoch: str
+) -> tuple[int, str | None]:
     """Send in order until the broker refuses; mark what went out as sent (same transaction)."""
     sent: list[int] = []
     error: str | None = None
@@ -185,6 +215,7 @@ def _send(session: Session, sender: TaskQueue, rows: list[_Due]) -> tuple[int, s
             .where(OutboxTask.id.in_(sent), OutboxTask.status == OutboxStatus.PENDING)
             .values(
                 status=OutboxStatus.SENT,
+                broker_epoch=epoch,
                 sends=OutboxTask.sends + 1,
                 sent_at=func.now(),
                 started_at=None,

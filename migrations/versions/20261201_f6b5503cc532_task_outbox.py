@@ -27,6 +27,7 @@ def upgrade() -> None:
     sa.Column('status', sa.Enum('pending', 'sent', 'failed', name='outbox_status', native_enum=False, create_constraint=True, length=32), nullable=False),
     sa.Column('knowledge_id', sa.UUID(), nullable=True),
     sa.Column('chunk_id', sa.UUID(), nullable=True),
+    sa.Column('broker_epoch', sa.String(length=64), nullable=True),
     sa.Column('sends', sa.Integer(), nullable=False),
     sa.Column('resends', sa.Integer(), nullable=False),
     sa.Column('last_error', sa.Text(), nullable=True),

@@ -35,15 +35,23 @@ pytestmark = pytest.mark.integration
 
 
 class RecordingQueue:
-    """Keeps what was sent; refuses everything while `down`."""
+    """Keeps what was sent; refuses everything while `down`, messages while `refusing`;
+    `epoch` names what it holds now."""
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, list[object]]] = []
         self.down = False
+        self.refusing = False
+        self.epoch = "first"
 
-    def send(self, task_name: str, args: Sequence[object]) -> None:
+    def broker_epoch(self) -> str:
         if self.down:
             raise BrokerUnavailableError("broker down")
+        return self.epoch
+
+    def send(self, task_name: str, args: Sequence[object]) -> None:
+        if self.down or self.refusing:
+            raise BrokerUnavailableError("refused")
         self.sent.append((task_name, list(args)))
 
 
@@ -135,9 +143,30 @@ def test_a_refusing_broker_leaves_rows_due(
     queue.down = True
     report = relay_once(sessions, queue, settings.outbox)
     assert report.sent == 0 and report.broker_error == "broker down"
+    queue.down, queue.refusing = False, True  # it answers, then refuses the messages
+    assert relay_once(sessions, queue, settings.outbox).broker_error == "refused"
     assert {r.status for r in _rows(sessions)} == {OutboxStatus.PENDING}
-    queue.down = False
+    queue.refusing = False
     assert relay_once(sessions, queue, settings.outbox).sent == 2
+
+
+def test_rows_sent_to_a_broker_that_lost_its_messages_go_again_at_once(
+    sessions: sessionmaker[Session], settings: Settings
+) -> None:
+    waiting, running = uuid.uuid4(), uuid.uuid4()
+    with session_scope(sessions) as session:
+        enqueue(session, process_document(waiting, 1), process_document(running, 1))
+    queue = RecordingQueue()
+    assert relay_once(sessions, queue, settings.outbox).sent == 2
+    with session_scope(sessions) as session:
+        record_start(session, "document.process", [str(running), 1])
+    assert relay_once(sessions, queue, settings.outbox).sent == 0
+    queue.epoch = "restarted empty"
+    report = relay_once(sessions, queue, settings.outbox)
+    # The queued one is sent again at once; the running one lives on in its worker.
+    assert (report.rearmed, report.sent) == (1, 1)
+    assert queue.sent[-1] == ("document.process", [str(waiting), 1])
+    assert [r.resends for r in _rows(sessions)] == [0, 0]
 
 
 def _age_sent_rows(sessions: sessionmaker[Session], seconds: int) -> None:
