@@ -32,11 +32,20 @@ class CeleryTaskQueue:
     def broker_epoch(self) -> str:
         candidate = uuid.uuid4().hex
         try:
-            self._client().set(BROKER_EPOCH_KEY, candidate, nx=True)
+            if self._client().set(BROKER_EPOCH_KEY, candidate, nx=True):
+                self._declare_queues()
             value = self._client().get(BROKER_EPOCH_KEY)
-        except redis.RedisError as exc:
+        except (KombuError, redis.RedisError, OSError) as exc:
             raise BrokerUnavailableError(f"the broker did not answer: {exc}") from exc
         return value.decode() if value else candidate
+
+    def _declare_queues(self) -> None:
+        # A new epoch is an empty broker: its queue bindings went too, and a message published
+        # before a worker declares them again would be dropped for want of a route.
+        with self.app.connection_for_write() as connection:
+            channel = connection.default_channel
+            for queue in self.app.amqp.queues.values():
+                queue.bind(channel).declare()
 
     def send(self, task_name: str, args: Sequence[object]) -> None:
         try:
