@@ -35,8 +35,8 @@ def create_celery(settings: Settings) -> Celery:
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=c.prefetch_multiplier,
         # Redis redelivers a message left unacknowledged this long. Set above every task's time
-        # limit (and retry countdown) so a running task is not delivered twice; messages the
-        # broker loses outright are re-sent from the outbox after `outbox.visibility_timeout_s`.
+        # limit (and retry countdown) so a running task is not delivered twice. Messages the
+        # broker loses outright are sent again from the outbox (graphrag/ingest/relay.py).
         broker_transport_options={"visibility_timeout": c.broker_visibility_timeout_s},
         task_default_queue=c.default_queue,
         task_queues=[

@@ -61,10 +61,11 @@ def test_small_document_finishes_while_the_large_one_still_extracts(
     big_then = _doc(http, big)
     assert done["parse_status"] == "completed"
     assert done["chunk_count"] == SMALL_CHUNKS
-    # In first-come order the small one would wait for every chunk of the large one; fairly,
-    # it waits at most for the graph tasks already in flight when its own were written.
+    # In first-come order the small one would wait for every chunk of the large one (the large
+    # one would be completed by now); fairly, it waits for the graph tasks already in flight
+    # when its own were written, a few rounds of `outbox.graph_in_flight`, not the whole queue.
     assert big_then["parse_status"] == "finalizing"
-    in_flight = settings.outbox.graph_in_flight
-    assert big_then["pending_subtasks_count"] >= BIG_CHUNKS - 2 * in_flight
+    assert settings.outbox.graph_in_flight < BIG_CHUNKS // 4
+    assert big_then["pending_subtasks_count"] >= BIG_CHUNKS // 4
     finished = wait_terminal(http, big, timeout_s=WAIT_S)
     assert finished["parse_status"] == "completed" and finished["failed_chunk_count"] == 0
