@@ -1,7 +1,7 @@
 """task outbox: background tasks written with the state change that needs them
 
 Revision ID: f6b5503cc532
-Revises: aa62189ef5d1
+Revises: b7c41e9d2a53
 Create Date: 2026-12-01 05:40:00.000000
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = 'f6b5503cc532'
-down_revision: str | None = 'aa62189ef5d1'
+down_revision: str | None = 'b7c41e9d2a53'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
