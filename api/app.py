@@ -29,6 +29,7 @@ from api.state import AppState
 from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.neo4j_client import connect_driver
+from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
 from graphrag.memory.graph_io import MemoryGraphIO
@@ -51,21 +52,25 @@ def _open_state(settings: Settings) -> AppState:
         log.info("knowledge graph not enabled (NEO4J_ENABLE is not 'true')")
     else:
         ensure_memory_schema(MemoryGraphIO(driver, settings.neo4j), settings.embedding.dim)
+    sessions = make_session_factory(engine)
+    relay = RelayLoop(sessions, CeleryTaskQueue(create_celery(settings)), settings.outbox)
+    relay.start()
     return AppState(
         settings=settings,
         engine=engine,
-        sessions=make_session_factory(engine),
+        sessions=sessions,
         redis=redis.Redis.from_url(settings.redis.url),
         neo4j=driver,
         graph=build_graph_store(settings, driver),
         storage=FileStorage(settings.resolve(settings.storage_dir)),
-        queue=CeleryTaskQueue(create_celery(settings)),
+        relay=relay,
         embedder=build_embedder(settings.embedding),
         llm=LlmClient(settings.llm),
     )
 
 
 def _close_state(state: AppState) -> None:
+    state.relay.stop(state.settings.outbox.relay_interval_s)
     if state.neo4j is not None:
         state.neo4j.close()
     if isinstance(state.embedder, OpenAiCompatibleEmbedder):

@@ -13,17 +13,17 @@ from api.auth import get_tenant
 from api.state import AppState
 from graphrag.db.engine import session_scope
 from graphrag.graph.store import GraphStore
+from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
-from graphrag.task_queue import TaskQueue
 
 __all__ = [
     "AppStateDep",
     "EmbedderDep",
     "GraphStoreDep",
     "PageParams",
-    "QueueDep",
+    "RelayDep",
     "SessionDep",
     "SettingsDep",
     "StorageDep",
@@ -56,8 +56,8 @@ def get_storage(state: AppStateDep) -> FileStorage:
     return state.storage
 
 
-def get_queue(state: AppStateDep) -> TaskQueue:
-    return state.queue
+def get_relay(state: AppStateDep) -> RelayLoop:
+    return state.relay
 
 
 def get_embedder(state: AppStateDep) -> Embedder:
@@ -70,7 +70,7 @@ SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 GraphStoreDep = Annotated[GraphStore, Depends(get_graph)]
 StorageDep = Annotated[FileStorage, Depends(get_storage)]
-QueueDep = Annotated[TaskQueue, Depends(get_queue)]
+RelayDep = Annotated[RelayLoop, Depends(get_relay)]
 EmbedderDep = Annotated[Embedder, Depends(get_embedder)]
 
 

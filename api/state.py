@@ -10,13 +10,13 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.graph.store import GraphStore
+from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.graph_io import MemoryGraphIO
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
-from graphrag.task_queue import TaskQueue
 
 __all__ = ["AppState"]
 
@@ -30,7 +30,7 @@ class AppState:
     neo4j: Driver | None
     graph: GraphStore
     storage: FileStorage
-    queue: TaskQueue
+    relay: RelayLoop  # kicked after a commit that wrote outbox rows
     embedder: Embedder
     llm: LlmClient  # interactive calls (chat, previews): no background slot
 

@@ -1,9 +1,11 @@
 """Documents/min through the Celery queue and a real worker, against inline processing.
 
-Both sides upload the same files with `graphrag.ingest.batch.submit_files` into a fresh database
-(each into a knowledge base of its own, so neither sees the other's files as duplicates); only
-the `TaskQueue` differs. The database, the stored files and the queue's Redis database are the
-benchmark's own and are cleaned up at the end.
+Both sides add the same files into a fresh database (each into a knowledge base of its own, so
+neither sees the other's files as duplicates): the queue side with
+`graphrag.ingest.batch.submit_files` (outbox rows the worker's relay sends), the inline side with
+the same `add_document` followed by `process_document` in this thread, no outbox row written.
+The database, the stored files and the queue's Redis database are the benchmark's own and are
+cleaned up at the end.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,17 +23,18 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bench.harness import median, print_ratio, services_env
 from bench.sample_text import paragraphs
-from graphrag.db.engine import make_engine, make_session_factory
-from graphrag.db.enums import ParseStatus
+from graphrag.db.engine import make_engine, make_session_factory, session_scope
+from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.migrate import upgrade_to_head
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.ingest.batch import ensure_kb_by_name, poll_states, submit_files
 from graphrag.ingest.context import IngestContext
+from graphrag.ingest.documents import NewDocument, add_document
 from graphrag.ingest.processing import process_document
 from graphrag.ingest.storage import FileStorage
 from graphrag.search.embeddings import build_embedder
 from graphrag.settings import Settings
-from graphrag.task_queue import TaskQueue
+from graphrag.tenancy import ensure_tenant
 from tests.support.sample_files import text_pdf
 from tests.support.services import create_database, data_dir, drop_database
 from tests.support.worker import WorkerProcess
@@ -54,30 +57,32 @@ class QueueBenchConfig:
     timeout_s: float
 
 
-class InlineTaskQueue:
-    """A `TaskQueue` that processes a document at once, in the caller's thread."""
+class InlineSubmitter:
+    """Adds each file and processes it at once, in the caller's thread (no outbox, no worker)."""
 
-    def __init__(self) -> None:
-        self.ctx: IngestContext | None = None
+    def __init__(self, ctx: IngestContext) -> None:
+        self.ctx = ctx
 
-    def process_document(self, knowledge_id: uuid.UUID, attempt: int) -> None:
-        if self.ctx is None:
-            raise RuntimeError("the inline queue has no context yet")
-        process_document(self.ctx, knowledge_id, attempt)
+    def __call__(self, kb_id: uuid.UUID, paths: Sequence[Path]) -> list[uuid.UUID]:
+        ids = []
+        for path in paths:
+            new = NewDocument(
+                data=path.read_bytes(),
+                file_name=path.name,
+                media_type=None,
+                source=KnowledgeSource.FILE,
+            )
+            with session_scope(self.ctx.sessions) as session:
+                tenant = ensure_tenant(session, self.ctx.settings.api.default_tenant)
+                doc = add_document(
+                    session, self.ctx.settings, self.ctx.storage, tenant, kb_id, new
+                )
+            process_document(self.ctx, doc.id, doc.attempt)
+            ids.append(doc.id)
+        return ids
 
-    def delete_document(self, knowledge_id: uuid.UUID) -> None:
-        raise RuntimeError("deletion is not part of this benchmark")
 
-    def delete_knowledge_base(self, kb_id: uuid.UUID) -> None:
-        raise RuntimeError("deletion is not part of this benchmark")
-
-    def extract_chunks(
-        self, knowledge_id: uuid.UUID, attempt: int, chunk_ids: Sequence[uuid.UUID]
-    ) -> None:
-        raise RuntimeError("the benchmark's knowledge bases have the graph off")
-
-    def close_memory_session(self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID) -> None:
-        raise RuntimeError("chat memory is not part of this benchmark")
+Submit = Callable[[uuid.UUID, Sequence[Path]], list[uuid.UUID]]
 
 
 def _write_documents(folder: Path, prefix: str, count: int, config: QueueBenchConfig) -> list[Path]:
@@ -113,18 +118,22 @@ class _Run:
         self.storage = FileStorage(settings.resolve(settings.storage_dir))
         self.graph = DisabledGraphStore()
 
+    def through_outbox(self, kb_id: uuid.UUID, paths: Sequence[Path]) -> list[uuid.UUID]:
+        submitted = submit_files(self.sessions, self.settings, self.storage, kb_id, paths)
+        refused = [s.error for s in submitted if s.error or s.knowledge_id is None]
+        if refused:
+            raise SystemExit(f"uploads refused: {refused}")
+        return [s.knowledge_id for s in submitted if s.knowledge_id is not None]
+
     def submit_and_wait(
-        self, queue: TaskQueue, kb_name: str, paths: list[Path], timeout_s: float
+        self, submit: Submit, kb_name: str, paths: list[Path], timeout_s: float
     ) -> float:
         """Seconds from the first upload until every document is terminal (all completed)."""
         kb_id = ensure_kb_by_name(
             self.sessions, self.settings, self.graph, kb_name, graph_enabled=False
         )
         start = time.perf_counter()
-        submitted = submit_files(self.sessions, self.settings, self.storage, queue, kb_id, paths)
-        ids = [s.knowledge_id for s in submitted if s.knowledge_id is not None and not s.error]
-        if len(ids) != len(paths):
-            raise SystemExit(f"uploads refused: {[s.error for s in submitted if s.error]}")
+        ids = submit(kb_id, paths)
         deadline = start + timeout_s
         while True:
             states = poll_states(self.sessions, ids)
@@ -140,24 +149,22 @@ class _Run:
         return elapsed
 
 
-def _inline_queue(run: _Run) -> InlineTaskQueue:
-    queue = InlineTaskQueue()
+def _inline_submitter(run: _Run) -> InlineSubmitter:
     embedder = build_embedder(run.settings.embedding)
     embedder.embed(["warm-up"])  # model load is a per-process start cost, not per document
-    queue.ctx = IngestContext(
-        settings=run.settings,
-        sessions=run.sessions,
-        storage=run.storage,
-        embedder=embedder,
-        graph=run.graph,
-        queue=queue,
+    return InlineSubmitter(
+        IngestContext(
+            settings=run.settings,
+            sessions=run.sessions,
+            storage=run.storage,
+            embedder=embedder,
+            graph=run.graph,
+        )
     )
-    return queue
 
 
 def _measure(run: _Run, env: dict[str, str], workdir: Path, config: QueueBenchConfig) -> None:
     from workers.celery_app import create_celery
-    from workers.queue import CeleryTaskQueue
 
     docs = _write_documents(workdir / "docs", "doc", config.docs, config)
     warmup = _write_documents(workdir / "warmup", "warm", 2 * config.concurrency, config)
@@ -169,10 +176,10 @@ def _measure(run: _Run, env: dict[str, str], workdir: Path, config: QueueBenchCo
     worker = WorkerProcess(env, _WORKER_LOG, concurrency=config.concurrency)
     worker.start(celery)
     try:
-        queue = CeleryTaskQueue(celery)
+        queue = run.through_outbox
         # Each worker child loads the embedder on its first task: keep that out of the timing.
         run.submit_and_wait(queue, "bench-warmup", warmup, config.timeout_s)
-        inline = _inline_queue(run)
+        inline = _inline_submitter(run)
         inline_s, queue_s = [], []
         for r in range(config.rounds):
             inline_s.append(run.submit_and_wait(inline, f"inline-{r}", docs, config.timeout_s))

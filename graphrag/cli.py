@@ -128,7 +128,7 @@ def demo(
 
 @app.command()
 def status() -> None:
-    """Print the status of PostgreSQL, Redis and the graph engine."""
+    """Print the status of PostgreSQL, Redis, the graph engine and the task outbox's backlog."""
     import redis
 
     from graphrag.db.engine import make_engine

@@ -16,6 +16,7 @@ from graphrag.db.engine import make_engine, make_session_factory
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.batch import DocumentState, ensure_kb_by_name, poll_states, submit_files
+from graphrag.ingest.relay import relay_once
 from graphrag.ingest.storage import FileStorage
 from graphrag.settings import Settings
 from graphrag.task_queue import TaskQueue
@@ -69,9 +70,9 @@ def run_ingest(
 ) -> list[DocumentState]:
     """Upload, then show one progress bar per document until all are terminal (or time out)."""
     kb_id = ensure_kb_by_name(run.sessions, run.settings, run.graph, kb_name, graph_enabled=graph)
-    submitted = submit_files(
-        run.sessions, run.settings, run.storage, run.queue, kb_id, _expand(paths)
-    )
+    submitted = submit_files(run.sessions, run.settings, run.storage, kb_id, _expand(paths))
+    # The workers' relays send the rows within a second; one pass here starts them at once.
+    relay_once(run.sessions, run.queue, run.settings.outbox)
     for item in submitted:
         if item.error:
             console.print(f"[red]refused[/] {item.path}: {item.error}")

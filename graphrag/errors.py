@@ -13,6 +13,7 @@ GraphragError
 ├── UnauthorizedError        401 unauthorized
 ├── GraphDisabledError       503 graph_disabled
 ├── ServiceUnavailableError  503 service_unavailable
+│   ├── BrokerUnavailableError   503 broker_unavailable (the relay keeps the rows for later)
 │   ├── GraphStoreError          503 graph_store_error
 │   └── LlmUnavailableError      503 llm_unavailable
 ├── EmbeddingError           502 embedding_failed (model missing or mismatched, server error)
@@ -32,6 +33,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "BrokerUnavailableError",
     "ConflictError",
     "CorruptFileError",
     "DecodeBudgetError",
@@ -129,6 +131,12 @@ class GraphDisabledError(GraphragError):
 class ServiceUnavailableError(GraphragError):
     code = "service_unavailable"
     http_status = 503
+
+
+class BrokerUnavailableError(ServiceUnavailableError):
+    """The task broker refused or could not take a message; outbox rows wait for the next pass."""
+
+    code = "broker_unavailable"
 
 
 class EmbeddingError(GraphragError):

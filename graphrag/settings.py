@@ -35,6 +35,7 @@ __all__ = [
     "MemoryImportance",
     "MemorySettings",
     "Neo4jSettings",
+    "OutboxSettings",
     "PreviewSettings",
     "RedisSettings",
     "SearchSettings",
@@ -187,6 +188,17 @@ class CelerySettings(_Section):
     retry_backoff_max_s: int
     result_expires_s: int
     beat_schedule_file: Path
+    broker_visibility_timeout_s: int
+
+
+class OutboxSettings(_Section):
+    relay_interval_s: float
+    batch_size: int
+    graph_in_flight: int
+    parse_in_flight: int
+    visibility_timeout_s: int
+    max_resends: int
+    error_max_chars: int
 
 
 class SearchSettings(_Section):
@@ -399,6 +411,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings
     ingest: IngestSettings
     celery: CelerySettings
+    outbox: OutboxSettings
     search: SearchSettings
     cli: CliSettings
     chat: ChatSettings

@@ -11,7 +11,9 @@ from neo4j.exceptions import Neo4jError, ServiceUnavailable
 from pydantic import BaseModel
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
+from graphrag.db.outbox import OutboxBacklog, outbox_backlog
 from graphrag.graph.neo4j_client import neo4j_version
 from graphrag.settings import Settings
 
@@ -35,6 +37,7 @@ class SystemStatus(BaseModel):
     database: ServiceHealth
     redis: ServiceHealth
     graph: ServiceHealth
+    outbox: OutboxBacklog | None  # background tasks not yet settled; None when the database is down
 
 
 def graph_engine_name(settings: Settings) -> str:
@@ -76,6 +79,14 @@ def _graph(driver: Driver | None, settings: Settings) -> ServiceHealth:
         return ServiceHealth(status="down", detail=str(exc))
 
 
+def _outbox(engine: Engine) -> OutboxBacklog | None:
+    try:
+        with Session(engine) as session:
+            return outbox_backlog(session)
+    except SQLAlchemyError:
+        return None
+
+
 def collect_status(
     settings: Settings, engine: Engine, redis_client: redis.Redis[bytes], driver: Driver | None
 ) -> SystemStatus:
@@ -86,4 +97,5 @@ def collect_status(
         database=_database(engine),
         redis=_redis(redis_client),
         graph=_graph(driver, settings),
+        outbox=_outbox(engine),
     )

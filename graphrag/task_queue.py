@@ -1,8 +1,11 @@
-"""The port through which the core asks for background work. Workers provide the Celery side."""
+"""The port through which the outbox relay hands tasks to the broker. Workers provide Celery's.
+
+Producers never call it: they write `graphrag.db.outbox` rows in their own transaction, and the
+relay sends those rows through this port.
+"""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -10,18 +13,12 @@ __all__ = ["TaskQueue"]
 
 
 class TaskQueue(Protocol):
-    """Background work, enqueued by id only, always after the caller's transaction commits."""
+    """Send tasks by name, ids only. Both methods raise `BrokerUnavailableError` when the broker
+    cannot be reached."""
 
-    def process_document(self, knowledge_id: uuid.UUID, attempt: int) -> None: ...
-
-    def delete_document(self, knowledge_id: uuid.UUID) -> None: ...
-
-    def delete_knowledge_base(self, kb_id: uuid.UUID) -> None: ...
-
-    def extract_chunks(
-        self, knowledge_id: uuid.UUID, attempt: int, chunk_ids: Sequence[uuid.UUID]
-    ) -> None: ...
-
-    def close_memory_session(self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID) -> None:
-        """Move what a chat session taught into the owner's archival memory."""
+    def broker_epoch(self) -> str:
+        """An id of what the broker holds now: it changes when the broker lost its messages
+        (restarted empty, flushed, failed over), so every message sent before is known lost."""
         ...
+
+    def send(self, task_name: str, args: Sequence[object]) -> None: ...

@@ -115,8 +115,10 @@ def worker(
     settings_env: dict[str, str], settings: Settings, celery_app: Celery
 ) -> Iterator[WorkerProcess]:
     """One real worker process on every queue for the whole session."""
+    from workers.queue import purge_broker
+
     proc = WorkerProcess(settings_env, data_dir() / "test-logs" / "worker.log")
-    celery_app.control.purge()
+    purge_broker(celery_app)  # stale messages go; the outbox sends this session's rows again
     proc.start(celery_app)
     yield proc
     proc.stop()

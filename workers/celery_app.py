@@ -18,6 +18,7 @@ TASK_MODULES = [
     "workers.tasks_documents",
     "workers.tasks_graph",
     "workers.tasks_memory",
+    "workers.outbox_hooks",
 ]
 
 
@@ -33,6 +34,10 @@ def create_celery(settings: Settings) -> Celery:
         # A worker killed mid-task must not lose the message: it goes back to the queue.
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=c.prefetch_multiplier,
+        # Redis redelivers a message left unacknowledged this long. Set above every task's time
+        # limit (and retry countdown) so a running task is not delivered twice. Messages the
+        # broker loses outright are sent again from the outbox (graphrag/ingest/relay.py).
+        broker_transport_options={"visibility_timeout": c.broker_visibility_timeout_s},
         task_default_queue=c.default_queue,
         task_queues=[
             Queue(c.default_queue),

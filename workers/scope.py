@@ -17,7 +17,6 @@ from graphrag.llm.client import LlmClient
 from graphrag.llm.concurrency import LeaseSemaphore
 from graphrag.search.embeddings import build_embedder
 from graphrag.settings import Settings, get_settings
-from workers.queue import CeleryTaskQueue
 
 __all__ = ["graph_context", "ingest_context"]
 
@@ -37,8 +36,6 @@ def llm_slots_key(settings: Settings) -> str:
 
 
 def _open(settings: Settings) -> _Scope:
-    from workers.celery_app import app
-
     sessions = make_session_factory(make_engine(settings))
     graph = build_graph_store(settings)
     limiter = LeaseSemaphore(
@@ -54,7 +51,6 @@ def _open(settings: Settings) -> _Scope:
         storage=FileStorage(settings.resolve(settings.storage_dir)),
         embedder=build_embedder(settings.embedding),
         graph=graph,
-        queue=CeleryTaskQueue(app),
     )
     llm = LlmClient(settings.llm, limiter)
     graph_ctx = GraphContext(settings, sessions, llm, graph, embed_names=ingest.embedder.embed)

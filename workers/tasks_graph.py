@@ -5,8 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import redis
 from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
+from kombu.exceptions import OperationalError
 
 from graphrag.db.enums import GraphStatus
 from graphrag.extraction.chunk_extraction import RETRYABLE, extract_chunk_graph, fail_chunk
@@ -14,6 +16,8 @@ from workers.celery_app import app
 from workers.scope import graph_context
 
 _celery = app.conf.graphrag_settings.celery
+
+BROKER_ERRORS = (redis.RedisError, OperationalError)
 
 
 def _countdown(retries: int) -> int:
@@ -27,6 +31,10 @@ class _ExtractTask(Task):
     def on_failure(
         self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any
     ) -> None:
+        if isinstance(exc, BROKER_ERRORS):
+            # The broker (also the LLM slot store) went away mid-task: not the chunk's fault. The
+            # chunk stays pending and the outbox sends its task again once the broker is back.
+            return
         knowledge_id, attempt, chunk_id = args
         reason = f"internal error ({type(exc).__name__})"
         fail_chunk(graph_context(), uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id), reason)

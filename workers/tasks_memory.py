@@ -14,12 +14,11 @@ from graphrag.errors import GraphDisabledError, GraphStoreError
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.graph_io import MemoryGraphIO
-from graphrag.memory.idle_sweep import sessions_due_for_close
+from graphrag.memory.idle_sweep import queue_idle_closes
 from graphrag.memory.models import MemoryOwner
 from graphrag.memory.schema import ensure_memory_schema
 from graphrag.memory.session_close import close_session as close_memory_session
 from workers.celery_app import app
-from workers.queue import CeleryTaskQueue
 from workers.scope import graph_context, ingest_context
 
 log = logging.getLogger(__name__)
@@ -78,12 +77,8 @@ def close_session(self: Task, tenant_id: str, owner: str, session_id: str) -> di
 
 @app.task(name="memory.close_idle_sessions", acks_late=True, ignore_result=True)
 def close_idle_sessions() -> int:
-    """The periodic sweep (beat): enqueue the close of every session idle for `idle_close_s`."""
+    """The periodic sweep (beat): queue the close of every session idle for `idle_close_s`."""
     if not _settings.neo4j.enable:
         log.info("idle memory sweep skipped: Neo4j is not enabled")
         return 0
-    due = sessions_due_for_close(ingest_context().sessions, _memory)
-    queue = CeleryTaskQueue(app)
-    for owner, session_id in due:
-        queue.close_memory_session(owner.tenant_id, owner.owner, session_id)
-    return len(due)
+    return queue_idle_closes(ingest_context().sessions, _memory)

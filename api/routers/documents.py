@@ -7,11 +7,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, File, Query, Request, UploadFile, status
 
-from api.deps import PageParams, QueueDep, SessionDep, SettingsDep, StorageDep, TenantDep
+from api.deps import PageParams, RelayDep, SessionDep, SettingsDep, StorageDep, TenantDep
+from api.dispatch import commit_with_task
 from api.uploads import read_capped
+from graphrag.db import outbox
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.errors import FileTooLargeError
 from graphrag.ingest import documents
+from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.schemas import (
     ChunkPublic,
     KnowledgePublic,
@@ -22,7 +25,6 @@ from graphrag.ingest.schemas import (
 )
 from graphrag.ingest.url_import import fetch_url
 from graphrag.kb.service import get_kb_row
-from graphrag.task_queue import TaskQueue
 
 router = APIRouter(prefix="/api/v1", tags=["documents"])
 Pages = Annotated[PageParams, Depends()]
@@ -31,9 +33,8 @@ Pages = Annotated[PageParams, Depends()]
 _MULTIPART_SLACK_BYTES = 64 * 1024
 
 
-def _enqueue_new(session: SessionDep, queue: TaskQueue, doc: KnowledgePublic) -> KnowledgePublic:
-    session.commit()
-    queue.process_document(doc.id, doc.attempt)
+def _enqueue_new(session: SessionDep, relay: RelayLoop, doc: KnowledgePublic) -> KnowledgePublic:
+    commit_with_task(session, relay, outbox.process_document(doc.id, doc.attempt))
     return doc
 
 
@@ -44,7 +45,7 @@ def upload_file(
     session: SessionDep,
     settings: SettingsDep,
     storage: StorageDep,
-    queue: QueueDep,
+    relay: RelayDep,
     tenant: TenantDep,
     file: Annotated[UploadFile, File(description="PDF, PNG/JPEG/TIFF, TXT, Markdown, HTML, DOCX")],
 ) -> KnowledgePublic:
@@ -60,7 +61,7 @@ def upload_file(
         source=KnowledgeSource.FILE,
     )
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-    return _enqueue_new(session, queue, doc)
+    return _enqueue_new(session, relay, doc)
 
 
 @router.post("/knowledge-bases/{kb_id}/knowledge/url", status_code=status.HTTP_202_ACCEPTED)
@@ -70,14 +71,14 @@ def import_url(
     session: SessionDep,
     settings: SettingsDep,
     storage: StorageDep,
-    queue: QueueDep,
+    relay: RelayDep,
     tenant: TenantDep,
 ) -> KnowledgePublic:
     """Fetch a public http(s) page or file and add it like an upload."""
     get_kb_row(session, tenant, kb_id)  # 404 before fetching anything for another tenant's base
     new = fetch_url(str(body.url), settings)
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-    return _enqueue_new(session, queue, doc)
+    return _enqueue_new(session, relay, doc)
 
 
 @router.post("/knowledge-bases/{kb_id}/knowledge/text", status_code=status.HTTP_202_ACCEPTED)
@@ -87,7 +88,7 @@ def add_text(
     session: SessionDep,
     settings: SettingsDep,
     storage: StorageDep,
-    queue: QueueDep,
+    relay: RelayDep,
     tenant: TenantDep,
 ) -> KnowledgePublic:
     """Add raw text (Markdown) as a document."""
@@ -95,7 +96,7 @@ def add_text(
         raise FileTooLargeError(f"the text exceeds the {settings.max_file_size_mb} MB limit")
     new = documents.text_document(body.title, body.content)
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-    return _enqueue_new(session, queue, doc)
+    return _enqueue_new(session, relay, doc)
 
 
 @router.get("/knowledge-bases/{kb_id}/knowledge")
@@ -141,12 +142,11 @@ def get_chunk(chunk_id: uuid.UUID, session: SessionDep, tenant: TenantDep) -> Ch
 
 @router.post("/knowledge/{knowledge_id}/reparse", status_code=status.HTTP_202_ACCEPTED)
 def reparse(
-    knowledge_id: uuid.UUID, session: SessionDep, queue: QueueDep, tenant: TenantDep
+    knowledge_id: uuid.UUID, session: SessionDep, relay: RelayDep, tenant: TenantDep
 ) -> KnowledgePublic:
     """Parse again from the stored original, as a new attempt (its old graph is removed first)."""
     doc_id, attempt = documents.request_reparse(session, tenant, knowledge_id)
-    session.commit()
-    queue.process_document(doc_id, attempt)
+    commit_with_task(session, relay, outbox.process_document(doc_id, attempt))
     return documents.get_document(session, tenant, doc_id)
 
 
@@ -158,10 +158,9 @@ def cancel(knowledge_id: uuid.UUID, session: SessionDep, tenant: TenantDep) -> K
 
 @router.delete("/knowledge/{knowledge_id}", status_code=status.HTTP_202_ACCEPTED)
 def delete_document(
-    knowledge_id: uuid.UUID, session: SessionDep, queue: QueueDep, tenant: TenantDep
+    knowledge_id: uuid.UUID, session: SessionDep, relay: RelayDep, tenant: TenantDep
 ) -> dict[str, str]:
     """Hide the document at once; its graph, chunks and file are purged in the background."""
     doc_id = documents.request_delete(session, tenant, knowledge_id)
-    session.commit()
-    queue.delete_document(doc_id)
+    commit_with_task(session, relay, outbox.delete_document(doc_id))
     return {"id": str(doc_id), "status": "deleting"}

@@ -6,7 +6,9 @@ import uuid
 
 from fastapi import APIRouter, status
 
-from api.deps import GraphStoreDep, QueueDep, SessionDep, SettingsDep, TenantDep
+from api.deps import GraphStoreDep, RelayDep, SessionDep, SettingsDep, TenantDep
+from api.dispatch import commit_with_task
+from graphrag.db import outbox
 from graphrag.kb import service
 from graphrag.kb.schemas import KnowledgeBaseCreate, KnowledgeBasePublic, KnowledgeBaseUpdate
 
@@ -54,10 +56,9 @@ def update_knowledge_base(
 
 @router.delete("/{kb_id}", status_code=status.HTTP_202_ACCEPTED)
 def delete_knowledge_base(
-    kb_id: uuid.UUID, session: SessionDep, queue: QueueDep, tenant: TenantDep
+    kb_id: uuid.UUID, session: SessionDep, relay: RelayDep, tenant: TenantDep
 ) -> dict[str, str]:
     """Hide the base at once; its graph, documents, chunks and files are purged afterwards."""
     deleted = service.request_kb_delete(session, tenant, kb_id)
-    session.commit()
-    queue.delete_knowledge_base(deleted)
+    commit_with_task(session, relay, outbox.delete_knowledge_base(deleted))
     return {"id": str(deleted), "status": "deleting"}

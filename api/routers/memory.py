@@ -8,8 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Response, status
 
 from api.auth import ReaderTenantDep
-from api.deps import AppStateDep, PageParams, QueueDep, SessionDep, SettingsDep, TenantDep
+from api.deps import AppStateDep, PageParams, RelayDep, SessionDep, SettingsDep, TenantDep
+from api.dispatch import commit_with_task
 from graphrag.chat.sessions import get_session_row
+from graphrag.db import outbox
 from graphrag.errors import GraphDisabledError, NotFoundError
 from graphrag.memory import core_memory, facts_service
 from graphrag.memory.context import MemoryContext
@@ -142,13 +144,14 @@ def close_session(
     body: SessionCloseRequest,
     session: SessionDep,
     settings: SettingsDep,
-    queue: QueueDep,
+    relay: RelayDep,
     tenant: TenantDep,
 ) -> SessionCloseQueued:
     """Queue the close of a session: its log becomes facts in the owner's archival memory."""
     get_session_row(session, tenant, session_id)  # another tenant's session is not found
     who = _owner(tenant, body.owner, settings)
-    queue.close_memory_session(who.tenant_id, who.owner, session_id)
+    task = outbox.close_memory_session(who.tenant_id, who.owner, session_id)
+    commit_with_task(session, relay, task)
     return SessionCloseQueued(session_id=session_id, owner=who.owner)
 
 

@@ -21,7 +21,8 @@ def health() -> dict[str, str]:
 
 @router.get("/api/v1/system", response_model=SystemStatus, dependencies=[requires(Capability.READ)])
 async def system(state: AppStateDep) -> SystemStatus:
-    """Versions and health of PostgreSQL, Redis and the graph engine ("Neo4j" or "Not Enabled").
+    """Versions and health of PostgreSQL, Redis and the graph engine ("Neo4j" or "Not Enabled"),
+    and the task outbox's backlog (unsent, in flight, failed).
 
     Needs the `read` capability: service versions are of no use to anonymous callers.
     """

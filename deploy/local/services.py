@@ -70,10 +70,10 @@ def start_redis(settings: Settings) -> str:
             str(data / "redis.pid"),
             "--logfile",
             str(data / "redis.log"),
-            "--save",
-            "",
+            # The append-only file keeps queued tasks across a restart, as in the compose file;
+            # what it still loses (a wiped or failed-over broker) the outbox sends again.
             "--appendonly",
-            "no",
+            "yes",
         ],
         check=True,
     )

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["GraphStatus", "KnowledgeBaseStatus", "KnowledgeSource", "MessageRole", "ParseStatus"]
+__all__ = [
+    "GraphStatus",
+    "KnowledgeBaseStatus",
+    "KnowledgeSource",
+    "MessageRole",
+    "OutboxLane",
+    "OutboxStatus",
+    "ParseStatus",
+]
 
 
 class ParseStatus(StrEnum):
@@ -45,3 +53,25 @@ class MessageRole(StrEnum):
     USER = "user"
     ASSISTANT = "assistant"
     TOOL = "tool"
+
+
+class OutboxStatus(StrEnum):
+    """A task row's life: written with its state change, sent by the relay, deleted once settled."""
+
+    PENDING = "pending"  # not sent yet, or due to be sent again
+    SENT = "sent"  # handed to the broker; its task has not settled yet
+    FAILED = "failed"  # given up after `outbox.max_resends`; kept for the operator
+
+    @classmethod
+    def live(cls) -> frozenset[OutboxStatus]:
+        """Rows whose task is still owed."""
+        return frozenset({cls.PENDING, cls.SENT})
+
+
+class OutboxLane(StrEnum):
+    """How the relay gates a row: graph rows fairly across documents, parse rows in order,
+    every other task at once."""
+
+    GRAPH = "graph"
+    PARSE = "parse"
+    DIRECT = "direct"

@@ -31,6 +31,8 @@ from graphrag.db.enums import (
     KnowledgeBaseStatus,
     KnowledgeSource,
     MessageRole,
+    OutboxLane,
+    OutboxStatus,
     ParseStatus,
 )
 
@@ -46,6 +48,7 @@ __all__ = [
     "Knowledge",
     "KnowledgeBase",
     "Message",
+    "OutboxTask",
     "RecallMemory",
     "Tenant",
 ]
@@ -233,6 +236,44 @@ class Chunk(Base):
     )
     graph_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = _created()
+
+
+class OutboxTask(Base):
+    """A task the core wants run, written in the transaction that made it necessary.
+
+    The relay sends `pending` rows to the broker by `task_name`; a task that settles deletes its
+    row. `dedup_key` (task name and arguments) keeps one live row per piece of work.
+    """
+
+    __tablename__ = "outbox"
+    __table_args__ = (
+        Index(
+            "uq_outbox_live_key",
+            "dedup_key",
+            unique=True,
+            postgresql_where=text("status IN ('pending', 'sent')"),
+        ),
+        Index("ix_outbox_lane_status", "lane", "status", "id"),
+        Index("ix_outbox_knowledge", "knowledge_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    task_name: Mapped[str] = mapped_column(String(100))
+    args: Mapped[list[Any]] = mapped_column()
+    dedup_key: Mapped[str] = mapped_column(Text)
+    lane: Mapped[OutboxLane] = mapped_column(_enum(OutboxLane, "outbox_lane"))
+    status: Mapped[OutboxStatus] = mapped_column(
+        _enum(OutboxStatus, "outbox_status"), default=OutboxStatus.PENDING
+    )
+    knowledge_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    chunk_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    broker_epoch: Mapped[str | None] = mapped_column(String(64))  # the broker it was sent to
+    sends: Mapped[int] = mapped_column(Integer, default=0)
+    resends: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class ChatSession(Base):

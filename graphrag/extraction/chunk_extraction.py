@@ -28,7 +28,7 @@ from graphrag.extraction.models import ExtractConfig, GraphData
 from graphrag.extraction.output_parser import parse_graph_output
 from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.graph.name_vectors import EmbedTexts, write_name_vectors
-from graphrag.graph.store import GraphCounts, GraphStore
+from graphrag.graph.store import GraphStore
 from graphrag.ingest.lifecycle import finish_chunk_subtask, hold_live
 from graphrag.llm.client import LlmClient
 from graphrag.settings import Settings
@@ -130,18 +130,17 @@ def extract_chunk_graph(
         graph = _extract(ctx, work)
         if not _write_fenced(ctx, work, knowledge_id, attempt, chunk_id, graph):
             return ChunkOutcome.STALE
-        counts = ctx.graph.document_counts(knowledge_id)
+        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.DONE, None)
     except RETRYABLE as exc:
         if not final_try:
             raise
-        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message, None)
+        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message)
         log.warning("chunk %s failed for good: %s", chunk_id, exc.message)
         return ChunkOutcome.FAILED
     except PERMANENT as exc:
-        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message, None)
+        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message)
         log.warning("chunk %s failed without retry: %s", chunk_id, exc.message)
         return ChunkOutcome.FAILED
-    _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.DONE, None, counts)
     return ChunkOutcome.DONE
 
 
@@ -169,7 +168,7 @@ def fail_chunk(
     ctx: GraphContext, knowledge_id: uuid.UUID, attempt: int, chunk_id: uuid.UUID, reason: str
 ) -> None:
     """Settle a chunk as failed for a reason found outside the extraction (e.g. a time limit)."""
-    _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, reason, None)
+    _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, reason)
 
 
 def _settle(
@@ -179,12 +178,14 @@ def _settle(
     chunk_id: uuid.UUID,
     outcome: GraphStatus,
     error: str | None,
-    counts: GraphCounts | None,
 ) -> None:
     with session_scope(ctx.sessions) as session:
         if not finish_chunk_subtask(session, knowledge_id, attempt, chunk_id, outcome, error):
             return
-        if counts is not None:
+        if outcome is GraphStatus.DONE:
+            # Counted while the document row is locked: chunks of one document settle one after
+            # another, so the last one counts every graph written before it.
+            counts = ctx.graph.document_counts(knowledge_id)
             session.execute(
                 update(Knowledge)
                 .where(Knowledge.id == knowledge_id, Knowledge.attempt == attempt)

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeBaseStatus, KnowledgeSource, ParseStatus
 from graphrag.db.models import Knowledge, KnowledgeBase
+from graphrag.db.outbox import enqueue, process_document
 from graphrag.errors import DuplicateDocumentError, GraphragError
 from graphrag.extraction.models import ExtractConfig
 from graphrag.graph.store import GraphStore
@@ -22,7 +23,6 @@ from graphrag.ingest.storage import FileStorage
 from graphrag.kb.schemas import IndexingStrategy, KnowledgeBaseCreate
 from graphrag.kb.service import create_kb
 from graphrag.settings import Settings
-from graphrag.task_queue import TaskQueue
 from graphrag.tenancy import ensure_tenant
 
 __all__ = [
@@ -95,11 +95,11 @@ def submit_files(
     sessions: sessionmaker[Session],
     settings: Settings,
     storage: FileStorage,
-    queue: TaskQueue,
     kb_id: uuid.UUID,
     paths: Iterable[Path],
 ) -> list[Submitted]:
-    """Add each file (a duplicate points at the existing document) and enqueue the new ones."""
+    """Add each file (a duplicate points at the existing document), each new one with its
+    processing task in the outbox."""
     results: list[Submitted] = []
     for path in paths:
         new = NewDocument(
@@ -112,6 +112,7 @@ def submit_files(
             with session_scope(sessions) as session:
                 tenant = ensure_tenant(session, settings.api.default_tenant)
                 doc = add_document(session, settings, storage, tenant, kb_id, new)
+                enqueue(session, process_document(doc.id, doc.attempt))
         except DuplicateDocumentError as exc:
             existing = uuid.UUID(str(exc.details["existing_id"]))
             results.append(Submitted(path=str(path), knowledge_id=existing, duplicate=True))
@@ -119,7 +120,6 @@ def submit_files(
         except GraphragError as exc:
             results.append(Submitted(path=str(path), knowledge_id=None, error=exc.message))
             continue
-        queue.process_document(doc.id, doc.attempt)
         results.append(Submitted(path=str(path), knowledge_id=doc.id))
     return results
 

@@ -10,7 +10,6 @@ from graphrag.graph.store import GraphStore
 from graphrag.ingest.storage import FileStorage
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
-from graphrag.task_queue import TaskQueue
 
 __all__ = ["IngestContext"]
 
@@ -22,4 +21,3 @@ class IngestContext:
     storage: FileStorage
     embedder: Embedder
     graph: GraphStore
-    queue: TaskQueue

@@ -17,6 +17,7 @@ from sqlalchemy import delete, func, insert, select
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
+from graphrag.db.outbox import enqueue, extract_chunk
 from graphrag.errors import InvalidInputError, ParseError
 from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.context import IngestContext
@@ -47,7 +48,7 @@ class _SupersededError(Exception):
 
 
 class ProcessOutcome(StrEnum):
-    INDEXED = "indexed"  # chunks written; completed, or finalizing with graph tasks enqueued
+    INDEXED = "indexed"  # chunks written; completed, or finalizing with graph tasks in the outbox
     FAILED = "failed"
     STALE = "stale"  # superseded, cancelled, deleted or already done: nothing touched
 
@@ -120,8 +121,6 @@ def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) 
     graph_chunk_ids = _write(ctx, job, parsed, drafts, vectors)
     if graph_chunk_ids is None:
         return ProcessOutcome.STALE
-    if graph_chunk_ids:
-        ctx.queue.extract_chunks(job.knowledge_id, job.attempt, graph_chunk_ids)
     return ProcessOutcome.INDEXED
 
 
@@ -215,7 +214,8 @@ def _write(
     drafts: list[ChunkDraft],
     vectors: list[list[float] | None],
 ) -> list[uuid.UUID] | None:
-    """Replace the document's chunks and settle its status in one transaction."""
+    """Replace the document's chunks, settle its status and write its graph tasks in one
+    transaction."""
     rows = _chunk_rows(job, drafts, vectors)
     with session_scope(ctx.sessions) as session:
         doc = lock_current(session, job.knowledge_id, job.attempt, _CLAIMABLE)
@@ -234,6 +234,7 @@ def _write(
         if graph_ids:
             doc.parse_status = ParseStatus.FINALIZING
             graph_stage: dict[str, Any] = {"status": "running", "done": 0, "total": len(graph_ids)}
+            enqueue(session, *(extract_chunk(job.knowledge_id, job.attempt, c) for c in graph_ids))
         else:
             doc.parse_status = ParseStatus.COMPLETED
             graph_stage = {"status": "skipped", "done": 0, "total": 0}

@@ -1,21 +1,33 @@
-"""The periodic sweep that keeps documents from staying stuck.
+"""The periodic sweep that keeps documents from staying stuck: the backstop behind the outbox.
 
-Work is re-enqueued, never redone here: the tasks are idempotent, so a document whose task is
-in fact still running only sees a duplicate that finds nothing left to do.
+Lost tasks are found within the visibility timeout by the outbox relay (`ingest/relay.py`);
+this sweep only covers what has no live row to watch (a row given up or removed by hand, a
+document from before the outbox). Work is re-armed in the outbox in the same transaction that
+reads the stuck documents, never redone here: the tasks are idempotent, so a document whose
+task is in fact still running only sees a duplicate that finds nothing left to do.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel
-from sqlalchemy import func, select, update
+from sqlalchemy import Row, func, select, update
 
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, KnowledgeBaseStatus, ParseStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
+from graphrag.db.outbox import (
+    TaskRequest,
+    delete_document,
+    delete_knowledge_base,
+    enqueue,
+    extract_chunk,
+    process_document,
+)
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.graph_purges import drain_graph_purges
 from graphrag.ingest.poison import give_up_stuck
@@ -35,7 +47,8 @@ class ReconcileReport(BaseModel):
 
 
 def reconcile(ctx: IngestContext, stuck_after_s: int | None = None) -> ReconcileReport:
-    """Re-enqueue documents whose status has not moved for `stuck_after_s` (settings default)."""
+    """Re-arm the tasks of documents whose status has not moved for `stuck_after_s` (settings
+    default), and of bases left `deleting`."""
     threshold = ctx.settings.ingest.stuck_after_s if stuck_after_s is None else stuck_after_s
     cutoff = datetime.now(UTC) - timedelta(seconds=threshold)
     report = ReconcileReport()
@@ -73,20 +86,32 @@ def reconcile(ctx: IngestContext, stuck_after_s: int | None = None) -> Reconcile
                 select(KnowledgeBase.id).where(KnowledgeBase.status == KnowledgeBaseStatus.DELETING)
             ).scalars()
         )
+        requests = _requests(stuck, pending_chunks, dead_kbs, report)
+        enqueue(session, *requests, rearm=True)
+    report.graph_purges = drain_graph_purges(ctx)
+    if requests or report.failed:
+        log.warning("reconciler re-armed work: %s", report.model_dump_json())
+    return report
+
+
+def _requests(
+    stuck: Sequence[Row[uuid.UUID, int, ParseStatus]],
+    pending_chunks: dict[uuid.UUID, list[uuid.UUID]],
+    dead_kbs: list[uuid.UUID],
+    report: ReconcileReport,
+) -> list[TaskRequest]:
+    requests: list[TaskRequest] = []
     for doc_id, attempt, status in stuck:
         if status == ParseStatus.DELETING:
-            ctx.queue.delete_document(doc_id)
+            requests.append(delete_document(doc_id))
             report.purged_documents.append(doc_id)
         elif status == ParseStatus.FINALIZING:
-            ctx.queue.extract_chunks(doc_id, attempt, pending_chunks[doc_id])
+            requests += [extract_chunk(doc_id, attempt, c) for c in pending_chunks[doc_id]]
             report.re_extracted.append(doc_id)
         else:
-            ctx.queue.process_document(doc_id, attempt)
+            requests.append(process_document(doc_id, attempt))
             report.reprocessed.append(doc_id)
     for kb_id in dead_kbs:
-        ctx.queue.delete_knowledge_base(kb_id)
+        requests.append(delete_knowledge_base(kb_id))
         report.purged_knowledge_bases.append(kb_id)
-    report.graph_purges = drain_graph_purges(ctx)
-    if stuck or dead_kbs or report.failed:
-        log.warning("reconciler re-enqueued work: %s", report.model_dump_json())
-    return report
+    return requests

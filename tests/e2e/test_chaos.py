@@ -85,7 +85,7 @@ def test_bomb_killing_its_worker_twice_ends_failed_and_the_rest_completes(
     own, env = on_own_queues(settings, settings_env)
     celery: Celery = create_celery(own)
     celery.control.purge()
-    ctx = core_context(own, session_factory, celery, DisabledGraphStore())
+    ctx = core_context(own, session_factory, DisabledGraphStore())
     log = data_dir() / "test-logs" / "worker-chaos.log"
     bomb = sample_files.docx_bomb(BOMB_MIB)
     slow = sample_files.scanned_pdf(

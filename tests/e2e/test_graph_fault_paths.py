@@ -147,7 +147,7 @@ def test_llm_slot_wait_timeout_is_retried_until_a_slot_frees(
         default={"content": "none"},
     )
     driver = connect_driver(own.neo4j)
-    ctx = core_context(own, session_factory, celery, Neo4jGraphStore(driver, own.neo4j))
+    ctx = core_context(own, session_factory, Neo4jGraphStore(driver, own.neo4j))
     slots = LeaseSemaphore(
         redis.Redis.from_url(own.redis.url),
         llm_slots_key(own),

@@ -24,6 +24,7 @@ from tests.support.isolated_worker import (
     core_context,
     finished,
     on_redis_db,
+    own_database,
     wait_document,
 )
 from tests.support.llama import LLAMA_MODEL_NAME
@@ -45,13 +46,24 @@ TEXT = (
 def test_real_model_builds_a_well_formed_graph(
     settings: Settings,
     settings_env: dict[str, str],
-    session_factory: sessionmaker[Session],
+    services_env: dict[str, str],
+    llama_base_url: str,
+    neo4j_driver: Driver,
+) -> None:
+    moved, env = on_redis_db(settings, settings_env, LLAMA_REDIS_DB)
+    with own_database(services_env["DATABASE_URL"], moved, env) as (own_settings, env, sessions):
+        _build_with_real_model(own_settings, env, sessions, llama_base_url, neo4j_driver)
+
+
+def _build_with_real_model(
+    own_settings: Settings,
+    env: dict[str, str],
+    sessions: sessionmaker[Session],
     llama_base_url: str,
     neo4j_driver: Driver,
 ) -> None:
     from workers.celery_app import create_celery
 
-    own_settings, env = on_redis_db(settings, settings_env, LLAMA_REDIS_DB)
     env = {
         **env,
         "LLM_BASE_URL": llama_base_url,
@@ -62,7 +74,7 @@ def test_real_model_builds_a_well_formed_graph(
     celery = create_celery(own_settings)
     celery.control.purge()
     store = build_graph_store(own_settings, neo4j_driver)
-    ctx = core_context(own_settings, session_factory, celery, store)
+    ctx = core_context(own_settings, sessions, store)
     worker = WorkerProcess(env, data_dir() / "test-logs" / "worker-llama.log", concurrency=1)
     worker.start(celery)
     create = KnowledgeBaseCreate(

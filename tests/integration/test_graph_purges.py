@@ -50,8 +50,8 @@ def _contexts(
     settings: Settings, sessions: sessionmaker[Session], celery: Celery, driver: Driver
 ) -> tuple[IngestContext, IngestContext]:
     """The same services with the graph switched off, then on again."""
-    off = core_context(settings, sessions, celery, DisabledGraphStore())
-    on = core_context(settings, sessions, celery, Neo4jGraphStore(driver, settings.neo4j))
+    off = core_context(settings, sessions, DisabledGraphStore())
+    on = core_context(settings, sessions, Neo4jGraphStore(driver, settings.neo4j))
     return off, on
 
 

@@ -47,7 +47,7 @@ def idle_celery(settings: Settings, settings_env: dict[str, str]) -> Iterator[Ce
 
 
 def _ctx(settings: Settings, sessions: sessionmaker[Session], celery: Celery) -> IngestContext:
-    return core_context(settings, sessions, celery, DisabledGraphStore())
+    return core_context(settings, sessions, DisabledGraphStore())
 
 
 def test_runs_that_die_are_counted_and_the_document_fails(

@@ -23,6 +23,8 @@ def test_system_reports_each_service(http: httpx.Client) -> None:
     assert body["redis"]["status"] == "ok"
     assert body["graph"] == {"status": "ok", "version": body["graph"]["version"], "detail": None}
     assert body["graph"]["version"].startswith("Neo4j 5.26")
+    assert set(body["outbox"]) == {"unsent", "in_flight", "failed"}
+    assert all(isinstance(n, int) and n >= 0 for n in body["outbox"].values())
 
 
 def test_unknown_route_is_a_json_error(http: httpx.Client) -> None:

@@ -1,5 +1,6 @@
 """A worker SIGKILLed in the middle of a document: after a restart the document completes with
-exactly the chunks of a clean run (no loss, no duplicates)."""
+exactly the chunks of a clean run (no loss, no duplicates). Tasks go through the outbox: the
+worker's own relay sends them, the reconciler re-arms the lost one."""
 
 from __future__ import annotations
 
@@ -7,11 +8,10 @@ import uuid
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import ParseStatus
-from graphrag.db.models import Chunk
+from graphrag.db.models import Chunk, OutboxTask
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.reconcile import reconcile
@@ -22,6 +22,7 @@ from tests.support.isolated_worker import (
     core_context,
     finished,
     on_own_queues,
+    own_database,
     wait_document,
 )
 from tests.support.services import data_dir
@@ -42,15 +43,26 @@ def _chunks(ctx: IngestContext, doc_id: uuid.UUID) -> list[tuple[int, str, str, 
     return [(r.seq, r.chunk_type, r.content, r.page) for r in rows]
 
 
+def _outbox_rows(ctx: IngestContext) -> int:
+    with session_scope(ctx.sessions) as session:
+        return len(session.execute(select(OutboxTask.id)).all())
+
+
 def test_sigkill_mid_document_then_restart(
-    settings: Settings, settings_env: dict[str, str], session_factory: sessionmaker[Session]
+    settings: Settings, settings_env: dict[str, str], services_env: dict[str, str]
 ) -> None:
+    moved, env = on_own_queues(settings, settings_env)
+    with own_database(services_env["DATABASE_URL"], moved, env) as (own_settings, env, sessions):
+        _kill_and_recover(
+            own_settings, env, core_context(own_settings, sessions, DisabledGraphStore())
+        )
+
+
+def _kill_and_recover(own_settings: Settings, env: dict[str, str], ctx: IngestContext) -> None:
     from workers.celery_app import create_celery
 
-    own_settings, env = on_own_queues(settings, settings_env)
     celery = create_celery(own_settings)
     celery.control.purge()
-    ctx = core_context(own_settings, session_factory, celery, DisabledGraphStore())
     pages = [[f"KILL TEST PAGE {i}", f"token{i} harbour"] for i in range(PAGES)]
     data = sample_files.scanned_pdf(pages)
     log = data_dir() / "test-logs" / "worker-kill.log"
@@ -79,3 +91,4 @@ def test_sigkill_mid_document_then_restart(
     assert recovered_chunks == clean_chunks
     assert len(recovered_chunks) >= PAGES * 2
     assert recovered.chunk_count == len(recovered_chunks)
+    assert _outbox_rows(ctx) == 0  # every task settled its row

@@ -1,18 +1,21 @@
-"""Driving documents through the core service and a worker of their own (own Redis database),
-for tests that kill workers or point them at another LLM."""
+"""Driving documents through the core service and a worker of their own (own Redis database and
+own PostgreSQL database, so no other relay sends its outbox rows), for tests that kill workers
+or point them at another LLM."""
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-from celery import Celery
 from sqlalchemy.orm import Session, sessionmaker
 
-from graphrag.db.engine import session_scope
+from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.db.enums import KnowledgeSource, ParseStatus
+from graphrag.db.migrate import upgrade_to_head
 from graphrag.db.models import Knowledge
+from graphrag.db.outbox import enqueue, process_document
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.documents import NewDocument, add_document
@@ -22,6 +25,7 @@ from graphrag.kb.service import create_kb
 from graphrag.search.embeddings import build_embedder
 from graphrag.settings import Settings
 from graphrag.tenancy import ensure_tenant
+from tests.support.services import create_database, drop_database
 
 __all__ = [
     "add_and_enqueue",
@@ -29,6 +33,7 @@ __all__ = [
     "finished",
     "on_own_queues",
     "on_redis_db",
+    "own_database",
     "read_document",
     "wait_document",
 ]
@@ -57,25 +62,41 @@ def on_own_queues(settings: Settings, env: dict[str, str]) -> tuple[Settings, di
     return moved, {**env, **{f"CELERY_{field.upper()}": name for field, name in names.items()}}
 
 
-def core_context(
-    settings: Settings, sessions: sessionmaker[Session], celery: Celery, graph: GraphStore
-) -> IngestContext:
-    from workers.queue import CeleryTaskQueue
+@contextmanager
+def own_database(
+    server_url: str, settings: Settings, env: dict[str, str]
+) -> Iterator[tuple[Settings, dict[str, str], sessionmaker[Session]]]:
+    """A fresh migrated database for a test with a worker of its own: the session's worker and
+    API relay only their own database's outbox, so they never take this test's tasks."""
+    url = create_database(server_url, "graphrag_own")
+    database = settings.database.model_copy(update={"url": url})
+    moved = settings.model_copy(update={"database": database})
+    upgrade_to_head(moved)
+    engine = make_engine(moved)
+    try:
+        yield moved, {**env, "DATABASE_URL": url}, make_session_factory(engine)
+    finally:
+        engine.dispose()
+        drop_database(url)
 
+
+def core_context(
+    settings: Settings, sessions: sessionmaker[Session], graph: GraphStore
+) -> IngestContext:
     return IngestContext(
         settings=settings,
         sessions=sessions,
         storage=FileStorage(settings.resolve(settings.storage_dir)),
         embedder=build_embedder(settings.embedding),
         graph=graph,
-        queue=CeleryTaskQueue(celery),
     )
 
 
 def add_and_enqueue(
     ctx: IngestContext, data: bytes, file_name: str, kb: KnowledgeBaseCreate | None = None
 ) -> tuple[uuid.UUID, uuid.UUID]:
-    """A new base with one document, queued for processing: (kb id, document id)."""
+    """A new base with one document, its processing task in the outbox: (kb id, document id).
+    The worker's relay sends the task."""
     create = kb or KnowledgeBaseCreate(name=f"kb-{uuid.uuid4().hex[:8]}")
     with session_scope(ctx.sessions) as session:
         tenant = ensure_tenant(session, ctx.settings.api.default_tenant)
@@ -84,7 +105,7 @@ def add_and_enqueue(
             data=data, file_name=file_name, media_type=None, source=KnowledgeSource.FILE
         )
         doc = add_document(session, ctx.settings, ctx.storage, tenant, created.id, new)
-    ctx.queue.process_document(doc.id, doc.attempt)
+        enqueue(session, process_document(doc.id, doc.attempt))
     return created.id, doc.id
 
 

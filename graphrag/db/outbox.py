@@ -1,0 +1,204 @@
+"""The transactional outbox: background tasks written as rows in the caller's transaction.
+
+A document's state change and the task it calls for commit together or not at all, so a broker
+that is down, restarted empty or failed over loses nothing: the relay (`graphrag.ingest.relay`)
+sends the rows when it can, and a task's settlement deletes its row. One live row per piece of
+work (`dedup_key`), so writing the same request twice asks for the work once.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pydantic import BaseModel
+from sqlalchemy import ColumnElement, and_, delete, func, select, text, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from graphrag.db.enums import OutboxLane, OutboxStatus
+from graphrag.db.models import OutboxTask
+
+__all__ = [
+    "OutboxBacklog",
+    "TaskArg",
+    "TaskName",
+    "TaskRequest",
+    "close_memory_session",
+    "delete_document",
+    "delete_knowledge_base",
+    "enqueue",
+    "extract_chunk",
+    "outbox_backlog",
+    "process_document",
+    "record_failure",
+    "record_retry",
+    "record_start",
+    "settle",
+    "task_key",
+]
+
+TaskArg = str | int
+
+# The partial unique index's predicate: ON CONFLICT must name it to use the index.
+_LIVE = text("status IN ('pending', 'sent')")
+
+
+class TaskName(StrEnum):
+    """The task names the workers register; producers only ever write these."""
+
+    PROCESS_DOCUMENT = "document.process"
+    DELETE_DOCUMENT = "document.delete"
+    DELETE_KNOWLEDGE_BASE = "document.delete_kb"
+    EXTRACT_CHUNK = "graph.extract_chunk"
+    CLOSE_MEMORY_SESSION = "memory.close_session"
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    """One task to run: its name, JSON arguments (ids only) and how the relay gates it."""
+
+    name: TaskName
+    args: tuple[TaskArg, ...]
+    lane: OutboxLane = OutboxLane.DIRECT
+    knowledge_id: uuid.UUID | None = None
+    chunk_id: uuid.UUID | None = None
+
+    @property
+    def dedup_key(self) -> str:
+        return task_key(self.name, self.args)
+
+
+def task_key(name: str, args: Sequence[object]) -> str:
+    """The identity of a piece of work: the task name with its arguments as sent."""
+    return json.dumps([name, *args], separators=(",", ":"))
+
+
+def process_document(knowledge_id: uuid.UUID, attempt: int) -> TaskRequest:
+    return TaskRequest(
+        TaskName.PROCESS_DOCUMENT,
+        (str(knowledge_id), attempt),
+        OutboxLane.PARSE,
+        knowledge_id=knowledge_id,
+    )
+
+
+def delete_document(knowledge_id: uuid.UUID) -> TaskRequest:
+    return TaskRequest(TaskName.DELETE_DOCUMENT, (str(knowledge_id),), knowledge_id=knowledge_id)
+
+
+def delete_knowledge_base(kb_id: uuid.UUID) -> TaskRequest:
+    return TaskRequest(TaskName.DELETE_KNOWLEDGE_BASE, (str(kb_id),))
+
+
+def extract_chunk(knowledge_id: uuid.UUID, attempt: int, chunk_id: uuid.UUID) -> TaskRequest:
+    return TaskRequest(
+        TaskName.EXTRACT_CHUNK,
+        (str(knowledge_id), attempt, str(chunk_id)),
+        OutboxLane.GRAPH,
+        knowledge_id=knowledge_id,
+        chunk_id=chunk_id,
+    )
+
+
+def close_memory_session(tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID) -> TaskRequest:
+    return TaskRequest(TaskName.CLOSE_MEMORY_SESSION, (str(tenant_id), owner, str(session_id)))
+
+
+def enqueue(session: Session, *requests: TaskRequest, rearm: bool = False) -> None:
+    """Write the requests in the caller's transaction; they are sent once it commits.
+
+    A request whose work already has a live row adds nothing; with `rearm` that row is made due
+    again (sent anew by the next relay pass), which is how a sweep re-sends lost work.
+    """
+    if not requests:
+        return
+    rows = [
+        {
+            "task_name": r.name.value,
+            "args": list(r.args),
+            "dedup_key": r.dedup_key,
+            "lane": r.lane,
+            "status": OutboxStatus.PENDING,
+            "knowledge_id": r.knowledge_id,
+            "chunk_id": r.chunk_id,
+            "sends": 0,
+            "resends": 0,
+        }
+        for r in requests
+    ]
+    stmt = insert(OutboxTask)
+    if rearm:
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[OutboxTask.dedup_key],
+            index_where=_LIVE,
+            set_={"status": OutboxStatus.PENDING, "started_at": None},
+        )
+    else:
+        stmt = stmt.on_conflict_do_nothing(index_elements=[OutboxTask.dedup_key], index_where=_LIVE)
+    session.execute(stmt, rows)
+
+
+def _live(name: str, args: Sequence[object]) -> ColumnElement[bool]:
+    return and_(
+        OutboxTask.dedup_key == task_key(name, args),
+        OutboxTask.status.in_(OutboxStatus.live()),
+    )
+
+
+def record_start(session: Session, name: str, args: Sequence[object]) -> None:
+    """A task began: its lease runs from now (a long queue wait is not a lost task)."""
+    session.execute(
+        update(OutboxTask)
+        .where(_live(name, args))
+        .values(status=OutboxStatus.SENT, started_at=func.now())
+    )
+
+
+def record_retry(session: Session, name: str, args: Sequence[object]) -> None:
+    """A task scheduled its own retry: it waits in the broker again, not running."""
+    session.execute(
+        update(OutboxTask).where(_live(name, args)).values(sent_at=func.now(), started_at=None)
+    )
+
+
+def record_failure(session: Session, name: str, args: Sequence[object], error: str) -> None:
+    """A task ended with an unexpected error: send it again, counting it against the cap."""
+    session.execute(
+        update(OutboxTask)
+        .where(_live(name, args))
+        .values(
+            status=OutboxStatus.PENDING,
+            resends=OutboxTask.resends + 1,
+            last_error=error,
+            started_at=None,
+        )
+    )
+
+
+def settle(session: Session, name: str, args: Sequence[object]) -> bool:
+    """A task ended for good: its row goes. False when there was none (sent outside the outbox)."""
+    result = session.execute(delete(OutboxTask).where(_live(name, args)))
+    return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of a DELETE
+
+
+class OutboxBacklog(BaseModel):
+    """Rows by state: `unsent` wait for the relay, `in_flight` wait for their task to settle."""
+
+    unsent: int
+    in_flight: int
+    failed: int
+
+
+def outbox_backlog(session: Session) -> OutboxBacklog:
+    """Count the outbox rows by status (settled rows are gone)."""
+    rows = session.execute(select(OutboxTask.status, func.count()).group_by(OutboxTask.status))
+    counts = {status: count for status, count in rows}
+    return OutboxBacklog(
+        unsent=counts.get(OutboxStatus.PENDING, 0),
+        in_flight=counts.get(OutboxStatus.SENT, 0),
+        failed=counts.get(OutboxStatus.FAILED, 0),
+    )

@@ -1,0 +1,64 @@
+"""A background thread that runs relay passes: every `relay_interval_s`, and at once when kicked.
+
+The API kicks it right after a commit that wrote task rows (low latency, and the request never
+waits on the broker); a worker kicks it when a task settles (its in-flight slot is free again).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.errors import GraphragError
+from graphrag.ingest.relay import relay_once
+from graphrag.settings import OutboxSettings
+from graphrag.task_queue import TaskQueue
+
+__all__ = ["RelayLoop"]
+
+log = logging.getLogger(__name__)
+
+
+class RelayLoop:
+    """Relay passes on a daemon thread until `stop()`."""
+
+    def __init__(
+        self, sessions: sessionmaker[Session], sender: TaskQueue, settings: OutboxSettings
+    ) -> None:
+        self._sessions = sessions
+        self._sender = sender
+        self._settings = settings
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="outbox-relay", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def kick(self) -> None:
+        """Run a pass as soon as possible (returns at once)."""
+        self._wake.set()
+
+    def stop(self, timeout_s: float) -> None:
+        self._stopping.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self._wake.wait(self._settings.relay_interval_s)
+            self._wake.clear()
+            if self._stopping.is_set():
+                return
+            try:
+                report = relay_once(self._sessions, self._sender, self._settings)
+            except (SQLAlchemyError, GraphragError) as exc:
+                # The database is the source of truth: without it there is nothing to relay yet.
+                log.warning("outbox relay pass failed: %s", exc)
+                continue
+            if report.more:
+                self._wake.set()

@@ -1,0 +1,239 @@
+"""The outbox and its relay against real PostgreSQL: rows commit with their state change, the
+relay sends them in order, gates the graph lane fairly, survives a refusing broker, re-sends what
+was lost and gives up after the cap. The broker side is a recording fake of the TaskQueue port.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.db.engine import session_scope
+from graphrag.db.enums import KnowledgeSource, OutboxStatus, ParseStatus
+from graphrag.db.models import Knowledge, KnowledgeBase, OutboxTask, Tenant
+from graphrag.db.outbox import (
+    delete_knowledge_base,
+    enqueue,
+    extract_chunk,
+    outbox_backlog,
+    process_document,
+    record_failure,
+    record_start,
+    settle,
+)
+from graphrag.errors import BrokerUnavailableError
+from graphrag.ingest.relay import relay_once
+from graphrag.settings import OutboxSettings, Settings
+from tests.support.isolated_worker import own_database
+
+pytestmark = pytest.mark.integration
+
+
+class RecordingQueue:
+    """Keeps what was sent; refuses everything while `down`, messages while `refusing`;
+    `epoch` names what it holds now."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, list[object]]] = []
+        self.down = False
+        self.refusing = False
+        self.epoch = "first"
+
+    def broker_epoch(self) -> str:
+        if self.down:
+            raise BrokerUnavailableError("broker down")
+        return self.epoch
+
+    def send(self, task_name: str, args: Sequence[object]) -> None:
+        if self.down or self.refusing:
+            raise BrokerUnavailableError("refused")
+        self.sent.append((task_name, list(args)))
+
+
+@pytest.fixture(scope="module")
+def own_sessions(
+    settings: Settings, settings_env: dict[str, str], services_env: dict[str, str]
+) -> Iterator[sessionmaker[Session]]:
+    """A database no other relay of this test session reads."""
+    with own_database(services_env["DATABASE_URL"], settings, settings_env) as (_, _, sessions):
+        yield sessions
+
+
+@pytest.fixture()
+def sessions(own_sessions: sessionmaker[Session]) -> sessionmaker[Session]:
+    with session_scope(own_sessions) as session:
+        session.execute(delete(OutboxTask))
+    return own_sessions
+
+
+def _settings(settings: Settings, **changes: object) -> OutboxSettings:
+    return settings.outbox.model_copy(update=changes)
+
+
+def _rows(sessions: sessionmaker[Session]) -> list[OutboxTask]:
+    with session_scope(sessions) as session:
+        return list(session.execute(select(OutboxTask).order_by(OutboxTask.id)).scalars())
+
+
+def test_a_row_commits_or_rolls_back_with_its_transaction(sessions: sessionmaker[Session]) -> None:
+    doc = uuid.uuid4()
+    with pytest.raises(RuntimeError), session_scope(sessions) as session:
+        enqueue(session, process_document(doc, 1))
+        raise RuntimeError("the state change failed")
+    assert _rows(sessions) == []
+    with session_scope(sessions) as session:
+        enqueue(session, process_document(doc, 1))
+        enqueue(session, process_document(doc, 1))  # the same work twice is one row
+    (row,) = _rows(sessions)
+    assert (row.task_name, row.args, row.status) == ("document.process", [str(doc), 1], "pending")
+
+
+def test_relay_sends_and_a_settled_task_removes_its_row(
+    sessions: sessionmaker[Session], settings: Settings
+) -> None:
+    doc, kb = uuid.uuid4(), uuid.uuid4()
+    with session_scope(sessions) as session:
+        enqueue(session, process_document(doc, 2), delete_knowledge_base(kb))
+    queue = RecordingQueue()
+    report = relay_once(sessions, queue, settings.outbox)
+    assert report.sent == 2
+    assert sorted(queue.sent) == [
+        ("document.delete_kb", [str(kb)]),
+        ("document.process", [str(doc), 2]),
+    ]
+    assert {r.status for r in _rows(sessions)} == {OutboxStatus.SENT}
+    assert relay_once(sessions, queue, settings.outbox).sent == 0  # in flight: not sent again
+    with session_scope(sessions) as session:
+        record_start(session, "document.process", [str(doc), 2])
+        assert settle(session, "document.process", [str(doc), 2])
+        assert not settle(session, "document.process", [str(doc), 2])
+        assert outbox_backlog(session).model_dump() == {"unsent": 0, "in_flight": 1, "failed": 0}
+
+
+def test_graph_rows_are_picked_round_robin_within_the_in_flight_cap(
+    sessions: sessionmaker[Session], settings: Settings
+) -> None:
+    big, small = uuid.uuid4(), uuid.uuid4()
+    with session_scope(sessions) as session:
+        enqueue(session, *(extract_chunk(big, 1, uuid.uuid4()) for _ in range(50)))
+        enqueue(session, *(extract_chunk(small, 1, uuid.uuid4()) for _ in range(2)))
+    queue = RecordingQueue()
+    outbox = _settings(settings, graph_in_flight=4)
+    assert relay_once(sessions, queue, outbox).sent == 4
+    docs = [args[0] for _, args in queue.sent]
+    assert docs == [str(big), str(small), str(big), str(small)]
+    assert relay_once(sessions, queue, outbox).sent == 0  # the cap is reached
+    _, (doc, attempt, chunk) = queue.sent[1]
+    with session_scope(sessions) as session:
+        settle(session, "graph.extract_chunk", [doc, attempt, chunk])
+    assert relay_once(sessions, queue, outbox).sent == 1  # one slot freed, one row sent
+
+
+def test_a_refusing_broker_leaves_rows_due(
+    sessions: sessionmaker[Session], settings: Settings
+) -> None:
+    with session_scope(sessions) as session:
+        enqueue(session, process_document(uuid.uuid4(), 1), process_document(uuid.uuid4(), 1))
+    queue = RecordingQueue()
+    queue.down = True
+    report = relay_once(sessions, queue, settings.outbox)
+    assert report.sent == 0 and report.broker_error == "broker down"
+    queue.down, queue.refusing = False, True  # it answers, then refuses the messages
+    assert relay_once(sessions, queue, settings.outbox).broker_error == "refused"
+    assert {r.status for r in _rows(sessions)} == {OutboxStatus.PENDING}
+    queue.refusing = False
+    assert relay_once(sessions, queue, settings.outbox).sent == 2
+
+
+def test_rows_sent_to_a_broker_that_lost_its_messages_go_again_at_once(
+    sessions: sessionmaker[Session], settings: Settings
+) -> None:
+    waiting, running = uuid.uuid4(), uuid.uuid4()
+    with session_scope(sessions) as session:
+        enqueue(session, process_document(waiting, 1), process_document(running, 1))
+    queue = RecordingQueue()
+    assert relay_once(sessions, queue, settings.outbox).sent == 2
+    with session_scope(sessions) as session:
+        record_start(session, "document.process", [str(running), 1])
+    assert relay_once(sessions, queue, settings.outbox).sent == 0
+    queue.epoch = "restarted empty"
+    report = relay_once(sessions, queue, settings.outbox)
+    # The queued one is sent again at once; the running one lives on in its worker.
+    assert (report.rearmed, report.sent) == (1, 1)
+    assert queue.sent[-1] == ("document.process", [str(waiting), 1])
+    assert [r.resends for r in _rows(sessions)] == [0, 0]
+
+
+def _age_sent_rows(sessions: sessionmaker[Session], seconds: int) -> None:
+    """Move every sent row's lease back in time, as if its task had been silent that long."""
+    back = timedelta(seconds=seconds)
+    with session_scope(sessions) as session:
+        session.execute(
+            update(OutboxTask)
+            .where(OutboxTask.status == OutboxStatus.SENT)
+            .values(sent_at=OutboxTask.sent_at - back, started_at=OutboxTask.started_at - back)
+        )
+
+
+def test_lost_tasks_are_sent_again_then_given_up_with_the_reason(
+    sessions: sessionmaker[Session], settings: Settings
+) -> None:
+    doc = _document(sessions)
+    with session_scope(sessions) as session:
+        enqueue(session, process_document(doc, 1))
+    outbox = _settings(settings, visibility_timeout_s=60, max_resends=1)
+    queue = RecordingQueue()
+    assert relay_once(sessions, queue, outbox).sent == 1
+    _age_sent_rows(sessions, 120)  # queued but never started: the broker lost it
+    report = relay_once(sessions, queue, outbox)
+    assert (report.expired, report.sent) == (1, 1)
+    assert _rows(sessions)[0].resends == 0  # a task that never ran is not counted against it
+    with session_scope(sessions) as session:
+        record_start(session, "document.process", [str(doc), 1])
+    _age_sent_rows(sessions, 120)  # started, then silent: its worker died
+    assert relay_once(sessions, queue, outbox).sent == 1
+    with session_scope(sessions) as session:
+        record_start(session, "document.process", [str(doc), 1])
+        record_failure(session, "document.process", [str(doc), 1], "ValueError: boom")
+    report = relay_once(sessions, queue, outbox)
+    assert (report.given_up, report.sent) == (1, 0)
+    (row,) = _rows(sessions)
+    assert row.status == OutboxStatus.FAILED and row.resends == 2
+    with session_scope(sessions) as session:
+        failed = session.get(Knowledge, doc)
+        assert failed is not None
+        assert failed.parse_status == ParseStatus.FAILED
+        assert failed.error == "document.process given up after 2 resends: ValueError: boom"
+    assert len(queue.sent) == 3
+
+
+def _document(sessions: sessionmaker[Session]) -> uuid.UUID:
+    """A pending document row (with its base and tenant), written straight to the tables."""
+    tenant, kb, doc = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    with session_scope(sessions) as session:
+        session.add(Tenant(id=tenant, name=f"t-{tenant.hex[:8]}"))
+        session.flush()
+        session.add(
+            KnowledgeBase(id=kb, tenant_id=tenant, name="kb", embedding_model="m", chat_model="m")
+        )
+        session.flush()
+        session.add(
+            Knowledge(
+                id=doc,
+                kb_id=kb,
+                tenant_id=tenant,
+                source=KnowledgeSource.TEXT,
+                file_name="a.md",
+                file_type="markdown",
+                file_size=1,
+                sha256=doc.hex,
+                parse_status=ParseStatus.PENDING,
+                attempt=1,
+            )
+        )
+    return doc
