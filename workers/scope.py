@@ -1,4 +1,9 @@
-"""Per-process resources of a worker, opened lazily in the child process (after the fork)."""
+"""Per-process resources of a worker, opened lazily in the child process (after the fork).
+
+One scope per process, shared by its threads (the graph queue runs a thread per LLM slot): the
+SQLAlchemy engine, the sync Neo4j driver, the Redis client and the OpenAI client are all safe to
+share across threads, and every task opens its own session from them.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ from graphrag.ingest.context import IngestContext
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
 from graphrag.llm.concurrency import LeaseSemaphore
+from graphrag.llm.server_info import slot_limit
+from graphrag.metrics import llm_metrics
 from graphrag.search.embeddings import build_embedder
 from graphrag.settings import Settings, get_settings
 from workers.queue import CeleryTaskQueue
@@ -44,10 +51,12 @@ def _open(settings: Settings) -> _Scope:
     limiter = LeaseSemaphore(
         redis.Redis.from_url(settings.redis.url),
         llm_slots_key(settings),
-        settings.llm.concurrency_limit,
+        slot_limit(settings.llm),
         settings.llm.concurrency_lease_s,
         settings.llm.concurrency_wait_s,
+        settings.llm.concurrency_poll_s,
     )
+    llm = LlmClient(settings.llm, limiter, llm_metrics(settings.metrics.llm_latency_buckets_s))
     ingest = IngestContext(
         settings=settings,
         sessions=sessions,
@@ -56,7 +65,6 @@ def _open(settings: Settings) -> _Scope:
         graph=graph,
         queue=CeleryTaskQueue(app),
     )
-    llm = LlmClient(settings.llm, limiter)
     graph_ctx = GraphContext(settings, sessions, llm, graph, embed_names=ingest.embedder.embed)
     return _Scope(ingest, graph_ctx)
 

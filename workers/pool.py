@@ -1,0 +1,28 @@
+"""Which Celery pool a worker runs, and how wide.
+
+Graph extraction waits on the LLM server, not on the CPU: a worker of the `graph` queue alone
+runs one thread per LLM slot. Parsing and embedding are CPU work and keep processes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from graphrag.llm.server_info import slot_limit
+from graphrag.settings import Settings
+
+__all__ = ["PoolChoice", "choose_pool"]
+
+PoolChoice = Literal["auto", "threads", "prefork"]
+
+
+def choose_pool(
+    settings: Settings, queues: list[str], pool: PoolChoice, concurrency: int
+) -> tuple[str, int]:
+    """(pool name, concurrency; 0 = Celery's default, the CPU count)."""
+    graph_only = queues == [settings.celery.graph_queue]
+    if pool == "auto":
+        pool = settings.celery.graph_pool if graph_only else "prefork"
+    if pool == "threads" and not concurrency:
+        concurrency = slot_limit(settings.llm)
+    return pool, concurrency
