@@ -59,6 +59,7 @@ def worker(
         "auto", help="auto (threads for the graph queue alone, else prefork), threads, prefork"
     ),
     metrics_port: int = typer.Option(-1, help="Prometheus exporter port (settings; 0: none)"),
+    name: str = typer.Option("", help="node name, e.g. graph1@%h (default: celery@host)"),
     beat: bool = typer.Option(False, help="also run the periodic reconciler (one per cluster)"),
 ) -> None:
     """Run a Celery worker on the given queues."""
@@ -82,6 +83,8 @@ def worker(
     argv = ["worker", "-Q", names, "--loglevel", settings.log_level, "--pool", chosen]
     if size:
         argv += ["--concurrency", str(size)]
+    if name:
+        argv += ["--hostname", name]
     if beat:
         schedule = settings.resolve(c.beat_schedule_file)
         schedule.parent.mkdir(parents=True, exist_ok=True)

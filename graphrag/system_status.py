@@ -13,9 +13,10 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from graphrag.graph.neo4j_client import neo4j_version
+from graphrag.llm.server_info import read_server_info, slot_limit
 from graphrag.settings import Settings
 
-__all__ = ["ServiceHealth", "SystemStatus", "collect_status", "graph_engine_name"]
+__all__ = ["LlmStatus", "ServiceHealth", "SystemStatus", "collect_status", "graph_engine_name"]
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +30,24 @@ class ServiceHealth(BaseModel):
     detail: str | None = None
 
 
+class LlmStatus(BaseModel):
+    """The LLM server: its model, the slots it reports, and the background limit they give."""
+
+    status: Literal["ok", "down"]
+    base_url: str
+    model: str
+    total_slots: int | None = None
+    slot_limit: int
+    detail: str | None = None
+
+
 class SystemStatus(BaseModel):
     version: str
     graph_database_engine: str
     database: ServiceHealth
     redis: ServiceHealth
     graph: ServiceHealth
+    llm: LlmStatus
 
 
 def graph_engine_name(settings: Settings) -> str:
@@ -76,6 +89,18 @@ def _graph(driver: Driver | None, settings: Settings) -> ServiceHealth:
         return ServiceHealth(status="down", detail=str(exc))
 
 
+def _llm(settings: Settings) -> LlmStatus:
+    info = read_server_info(settings.llm)
+    return LlmStatus(
+        status="ok" if info.reachable else "down",
+        base_url=info.base_url,
+        model=info.model,
+        total_slots=info.total_slots,
+        slot_limit=slot_limit(settings.llm, info),
+        detail=info.detail,
+    )
+
+
 def collect_status(
     settings: Settings, engine: Engine, redis_client: redis.Redis[bytes], driver: Driver | None
 ) -> SystemStatus:
@@ -86,4 +111,5 @@ def collect_status(
         database=_database(engine),
         redis=_redis(redis_client),
         graph=_graph(driver, settings),
+        llm=_llm(settings),
     )
