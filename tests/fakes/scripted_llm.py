@@ -87,8 +87,8 @@ def _chat_parts(body: dict[str, Any]) -> tuple[str | None, str | None]:
 
 def _all_text(body: dict[str, Any]) -> str:
     """Every message's text, as the prompt whose words the usage counts."""
-    messages = body.get("messages") or []
-    return " ".join(_message_text(m.get("content")) for m in messages if isinstance(m, dict))
+    messages = [m for m in body["messages"] if isinstance(m, dict)]
+    return " ".join(_message_text(m.get("content")) for m in messages)
 
 
 def _embedding_inputs(body: dict[str, Any]) -> list[str]:
@@ -390,9 +390,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--host", default=LOCALHOST)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--rules", type=Path, help="JSON file holding a Script")
+    parser.add_argument("--quiet", action="store_true", help="no access log (benchmarks)")
     args = parser.parse_args(argv)
     script = Script.model_validate_json(args.rules.read_bytes()) if args.rules else None
-    uvicorn.run(create_app(ScriptState(script)), host=args.host, port=args.port, log_level="info")
+    app = create_app(ScriptState(script))
+    level = "warning" if args.quiet else "info"
+    uvicorn.run(app, host=args.host, port=args.port, log_level=level, access_log=not args.quiet)
 
 
 if __name__ == "__main__":
