@@ -163,6 +163,10 @@ def _bench_env(services: dict[str, str], db_url: str, llm_url: str, cfg: Config)
         "LLM_MODEL": MODEL,
         "METRICS_WORKER_PORT": "0",
     }
+    # Queues of this run's own: no other worker on the Redis database takes (or purges) them.
+    run = uuid.uuid4().hex[:8]
+    for name in ("DEFAULT", "DOCPARSE", "GRAPH", "MEMORY"):
+        env[f"CELERY_{name}_QUEUE"] = f"bench-e2e-{name.lower()}-{run}"
     if cfg.embeddings == "server":
         env |= {"EMBEDDING_BACKEND": "openai", "EMBEDDING_BASE_URL": f"{llm_url}/v1"}
     return env
@@ -255,10 +259,11 @@ class Bench:
         celery = create_celery(self.settings)
         celery.control.purge()
         redis.Redis.from_url(self.settings.redis.url).delete(llm_slots_key(self.settings))
+        c = self.settings.celery
         docparse = WorkerProcess(
-            self.env, LOGS / "e2e-docparse.log", self.cfg.docparse_concurrency, ["docparse"]
+            self.env, LOGS / "e2e-docparse.log", self.cfg.docparse_concurrency, [c.docparse_queue]
         )
-        graph = WorkerProcess(self.env, LOGS / "e2e-graph.log", 0, ["graph"])
+        graph = WorkerProcess(self.env, LOGS / "e2e-graph.log", 0, [c.graph_queue])
         docs = _documents(f"e2e-s{slots}-{uuid.uuid4().hex[:6]}", self.cfg.docs)
         kb_id = self._kb(slots)
         docparse.start(celery)

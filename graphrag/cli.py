@@ -73,7 +73,7 @@ def worker(
     if port:
         prepare_multiprocess_dir(settings, port)  # before any metric exists
     from workers.celery_app import app as celery_app
-    from workers.pool import PoolChoice, choose_pool
+    from workers.pool import PoolChoice, choose_pool, warm_up_on_start
 
     c = settings.celery
     names = queues or ",".join([c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue])
@@ -91,6 +91,7 @@ def worker(
         argv += ["--beat", "--schedule", str(schedule)]
     if port:
         start_exporter(settings, port)
+    warm_up_on_start(chosen)
     console.print(f"worker: queues {names}, pool {chosen}, concurrency {size or 'CPU count'}")
     celery_app.worker_main(argv)
 

@@ -11,7 +11,7 @@ from typing import Literal
 from graphrag.llm.server_info import slot_limit
 from graphrag.settings import Settings
 
-__all__ = ["PoolChoice", "choose_pool"]
+__all__ = ["PoolChoice", "choose_pool", "warm_up_on_start"]
 
 PoolChoice = Literal["auto", "threads", "prefork"]
 
@@ -26,3 +26,18 @@ def choose_pool(
     if pool == "threads" and not concurrency:
         concurrency = slot_limit(settings.llm)
     return pool, concurrency
+
+
+def warm_up_on_start(pool: str) -> None:
+    """A threads worker opens its shared resources once it is ready, before its first task.
+
+    Prefork children are left to open theirs on their first task: Celery gives a new child only
+    seconds to report that it is up, less than a slow Neo4j connection may take.
+    """
+    if pool != "threads":
+        return
+    from celery.signals import worker_ready
+
+    from workers.scope import warm_up
+
+    worker_ready.connect(lambda **_: warm_up(), weak=False)

@@ -26,7 +26,7 @@ from graphrag.search.embeddings import build_embedder
 from graphrag.settings import Settings, get_settings
 from workers.queue import CeleryTaskQueue
 
-__all__ = ["graph_context", "ingest_context"]
+__all__ = ["graph_context", "ingest_context", "warm_up"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,9 @@ def ingest_context() -> IngestContext:
 
 def graph_context() -> GraphContext:
     return _scope().graph
+
+
+def warm_up() -> None:
+    """Open this process's scope now (connections, schema checks, the slot count), so the
+    first task does not pay for it."""
+    _scope()

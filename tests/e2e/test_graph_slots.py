@@ -28,6 +28,7 @@ from tests.support.isolated_worker import (
     add_and_enqueue,
     core_context,
     finished,
+    on_own_queues,
     on_redis_db,
     wait_document,
 )
@@ -40,7 +41,7 @@ pytestmark = pytest.mark.e2e
 SLOTS = 4
 CHUNKS = 8
 HOLD_S = 0.5
-SLOTS_REDIS_DB = 1  # outside the range the session fixtures pick from
+SLOTS_REDIS_DB = 2  # outside the range the session fixtures pick from; the queues are the test's
 REPLY = {"nodes": [{"name": "Slot Test Entity", "attributes": []}], "relations": []}
 
 
@@ -93,7 +94,7 @@ def _start(
     threads chosen by the worker unless `threads`) on a Redis database of their own."""
     from workers.celery_app import create_celery
 
-    own_settings, env = on_redis_db(settings, settings_env, SLOTS_REDIS_DB)
+    own_settings, env = on_own_queues(*on_redis_db(settings, settings_env, SLOTS_REDIS_DB))
     env = {**env, "LLM_BASE_URL": llm.openai_base_url, "EMBEDDING_BASE_URL": llm.openai_base_url}
     celery = create_celery(own_settings)
     celery.control.purge()
@@ -104,12 +105,13 @@ def _start(
     )
     logs = data_dir() / "test-logs"
     port = _free_port()
-    docparse = WorkerProcess(env, logs / "worker-slots-docparse.log", 1, queues=["docparse"])
+    c = own_settings.celery
+    docparse = WorkerProcess(env, logs / "worker-slots-docparse.log", 1, [c.docparse_queue])
     graph_worker = WorkerProcess(
         {**env, "METRICS_WORKER_PORT": str(port), **(graph_env or {})},
         logs / "worker-slots-graph.log",
         threads,
-        queues=["graph"],
+        queues=[c.graph_queue],
     )
     started: list[WorkerProcess] = []
     try:
@@ -172,7 +174,7 @@ def test_graph_worker_fills_the_server_slots_and_accounts_for_every_call(
     assert _sample(scraped, "graphrag_llm_request_seconds_count", model="scripted") == CHUNKS
     prompt = _sample(scraped, "graphrag_llm_tokens_total", model="scripted", kind="prompt")
     assert prompt == doc.llm_prompt_tokens
-    assert _sample(scraped, "graphrag_queue_depth", queue="graph") == 0
+    assert _sample(scraped, "graphrag_queue_depth", queue=ctx.settings.celery.graph_queue) == 0
     remove_label(neo4j_driver, str(kb_id))
 
 
