@@ -194,6 +194,7 @@ class CelerySettings(_Section):
     result_expires_s: int
     beat_schedule_file: Path
     graph_pool: Literal["threads", "prefork"]
+    graph_threads_per_slot: int = Field(ge=1)
 
 
 class SearchSettings(_Section):

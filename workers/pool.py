@@ -1,7 +1,9 @@
 """Which Celery pool a worker runs, and how wide.
 
 Graph extraction waits on the LLM server, not on the CPU: a worker of the `graph` queue alone
-runs one thread per LLM slot. Parsing and embedding are CPU work and keep processes.
+runs threads, `celery.graph_threads_per_slot` per LLM slot (the slot limit keeps the calls in
+flight at the slot count; the extra threads do their database and graph writes meanwhile).
+Parsing and embedding are CPU work and keep processes.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def choose_pool(
     if pool == "auto":
         pool = settings.celery.graph_pool if graph_only else "prefork"
     if pool == "threads" and not concurrency:
-        concurrency = slot_limit(settings.llm)
+        concurrency = slot_limit(settings.llm) * settings.celery.graph_threads_per_slot
     return pool, concurrency
 
 

@@ -1,8 +1,8 @@
 """Per-process resources of a worker, opened lazily in the child process (after the fork).
 
-One scope per process, shared by its threads (the graph queue runs a thread per LLM slot): the
-SQLAlchemy engine, the sync Neo4j driver, the Redis client and the OpenAI client are all safe to
-share across threads, and every task opens its own session from them.
+One scope per process, shared by its threads (a graph worker runs threads sized by the LLM
+slots): the SQLAlchemy engine, the sync Neo4j driver, the Redis client, the OpenAI client and the
+embedder are all safe to share across threads, and every task opens its own session from them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The graph queue at the speed of the LLM server: a graph-only worker runs one thread per slot
-the server reports, the server sees that many requests at once and never more than the limit,
-and a document's LLM calls and tokens are what the server answered for it."""
+"""The graph queue at the speed of the LLM server: a graph-only worker sizes its threads by the
+slots the server reports, the server sees that many requests at once and never more, and a
+document's LLM calls and tokens are what the server answered for it."""
 
 from __future__ import annotations
 
@@ -155,8 +155,8 @@ def test_graph_worker_fills_the_server_slots_and_accounts_for_every_call(
             proc.stop()
     assert doc.parse_status == ParseStatus.COMPLETED, doc.error
     stats = slot_server.slot_stats()
-    # The worker read 4 slots from /props and ran 4 threads: the server saw 4 requests at once,
-    # and none ever waited for a slot (received never exceeded the slots).
+    # The worker read 4 slots from /props (and ran more threads than that): the server saw 4
+    # requests at once, and none ever waited for a slot (received never exceeded the slots).
     assert stats.peak_active == SLOTS
     assert stats.peak_received == SLOTS
     chats = [

@@ -15,8 +15,9 @@ def _settings(limit: int) -> Settings:
     return s.model_copy(update={"llm": s.llm.model_copy(update={"concurrency_limit": limit})})
 
 
-def test_graph_queue_alone_runs_a_thread_per_slot() -> None:
-    assert choose_pool(_settings(6), ["graph"], "auto", 0) == ("threads", 6)
+def test_graph_queue_alone_runs_threads_sized_by_the_slots() -> None:
+    per_slot = get_settings().celery.graph_threads_per_slot
+    assert choose_pool(_settings(6), ["graph"], "auto", 0) == ("threads", 6 * per_slot)
     assert choose_pool(_settings(6), ["graph"], "auto", 3) == ("threads", 3)
 
 
@@ -27,4 +28,5 @@ def test_cpu_queues_keep_processes() -> None:
 
 def test_an_explicit_pool_wins() -> None:
     assert choose_pool(_settings(4), ["graph"], "prefork", 0) == ("prefork", 0)
-    assert choose_pool(_settings(4), ["memory"], "threads", 0) == ("threads", 4)
+    per_slot = get_settings().celery.graph_threads_per_slot
+    assert choose_pool(_settings(4), ["memory"], "threads", 0) == ("threads", 4 * per_slot)
