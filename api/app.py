@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 import redis
 from fastapi import FastAPI
+from prometheus_client import CollectorRegistry
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import assert_routes_guarded
@@ -34,6 +35,7 @@ from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
 from graphrag.memory.graph_io import MemoryGraphIO
 from graphrag.memory.schema import ensure_memory_schema
+from graphrag.metrics import QueueDepthCollector, llm_metrics
 from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
 from graphrag.settings import Settings, get_settings
 from workers.celery_app import create_celery
@@ -55,18 +57,28 @@ def _open_state(settings: Settings) -> AppState:
     sessions = make_session_factory(engine)
     relay = RelayLoop(sessions, CeleryTaskQueue(create_celery(settings)), settings.outbox)
     relay.start()
+    client = redis.Redis.from_url(settings.redis.url)
     return AppState(
         settings=settings,
         engine=engine,
         sessions=sessions,
-        redis=redis.Redis.from_url(settings.redis.url),
+        redis=client,
         neo4j=driver,
         graph=build_graph_store(settings, driver),
         storage=FileStorage(settings.resolve(settings.storage_dir)),
         relay=relay,
         embedder=build_embedder(settings.embedding),
-        llm=LlmClient(settings.llm),
+        llm=LlmClient(settings.llm, metrics=llm_metrics(settings.metrics.llm_latency_buckets_s)),
+        metrics=_scrape_registry(settings, client),
     )
+
+
+def _scrape_registry(settings: Settings, client: redis.Redis[bytes]) -> CollectorRegistry:
+    c = settings.celery
+    registry = CollectorRegistry()
+    queues = [c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue]
+    registry.register(QueueDepthCollector(client, queues))
+    return registry
 
 
 def _close_state(state: AppState) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import redis
 from neo4j import Driver
+from prometheus_client import CollectorRegistry
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -33,6 +34,7 @@ class AppState:
     relay: RelayLoop  # kicked after a commit that wrote outbox rows
     embedder: Embedder
     llm: LlmClient  # interactive calls (chat, previews): no background slot
+    metrics: CollectorRegistry  # series read at scrape time (queue depths), beside the default
 
     def memory_context(self) -> MemoryContext | None:
         """The agent memory over this process's services; None without Neo4j (its archive)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import cast
 
 import typer
 from rich.console import Console
@@ -51,24 +52,47 @@ def serve(
 @app.command()
 def worker(
     queues: str = typer.Option("", help="comma-separated queues (default: all)"),
-    concurrency: int = typer.Option(0, help="worker processes (default: CPU count)"),
+    concurrency: int = typer.Option(
+        0, help="processes or threads (default: LLM slots for threads, else CPU count)"
+    ),
+    pool: str = typer.Option(
+        "auto", help="auto (threads for the graph queue alone, else prefork), threads, prefork"
+    ),
+    metrics_port: int = typer.Option(-1, help="Prometheus exporter port (settings; 0: none)"),
+    name: str = typer.Option("", help="node name, e.g. graph1@%h (default: celery@host)"),
     beat: bool = typer.Option(False, help="also run the periodic reconciler (one per cluster)"),
 ) -> None:
     """Run a Celery worker on the given queues."""
     # Many small matrix products per embedding batch: threaded BLAS only contends for the cores
     # the worker processes already use. Must be set before numpy loads.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from workers.celery_app import app as celery_app
+    from workers.metrics import prepare_multiprocess_dir, start_exporter
 
-    c = get_settings().celery
+    settings = get_settings()
+    port = metrics_port if metrics_port >= 0 else settings.metrics.worker_port
+    if port:
+        prepare_multiprocess_dir(settings, port)  # before any metric exists
+    from workers.celery_app import app as celery_app
+    from workers.pool import PoolChoice, choose_pool, warm_up_on_start
+
+    c = settings.celery
     names = queues or ",".join([c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue])
-    argv = ["worker", "-Q", names, "--loglevel", get_settings().log_level]
-    if concurrency:
-        argv += ["--concurrency", str(concurrency)]
+    if pool not in ("auto", "threads", "prefork"):
+        raise typer.BadParameter("pool must be auto, threads or prefork", param_hint="--pool")
+    chosen, size = choose_pool(settings, names.split(","), cast("PoolChoice", pool), concurrency)
+    argv = ["worker", "-Q", names, "--loglevel", settings.log_level, "--pool", chosen]
+    if size:
+        argv += ["--concurrency", str(size)]
+    if name:
+        argv += ["--hostname", name]
     if beat:
-        schedule = get_settings().resolve(c.beat_schedule_file)
+        schedule = settings.resolve(c.beat_schedule_file)
         schedule.parent.mkdir(parents=True, exist_ok=True)
         argv += ["--beat", "--schedule", str(schedule)]
+    if port:
+        start_exporter(settings, port)
+    warm_up_on_start(chosen)
+    console.print(f"worker: queues {names}, pool {chosen}, concurrency {size or 'CPU count'}")
     celery_app.worker_main(argv)
 
 

@@ -17,7 +17,9 @@ from graphrag.graph.factory import build_graph_store
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.batch import DocumentState, ensure_kb_by_name, poll_states, submit_files
 from graphrag.ingest.relay import relay_once
+from graphrag.ingest.run_summary import RunSummary, summarize
 from graphrag.ingest.storage import FileStorage
+from graphrag.llm.server_info import slot_limit
 from graphrag.settings import Settings
 from graphrag.task_queue import TaskQueue
 
@@ -70,6 +72,7 @@ def run_ingest(
 ) -> list[DocumentState]:
     """Upload, then show one progress bar per document until all are terminal (or time out)."""
     kb_id = ensure_kb_by_name(run.sessions, run.settings, run.graph, kb_name, graph_enabled=graph)
+    started = time.monotonic()
     submitted = submit_files(run.sessions, run.settings, run.storage, kb_id, _expand(paths))
     # The workers' relays send the rows within a second; one pass here starts them at once.
     relay_once(run.sessions, run.queue, run.settings.outbox)
@@ -82,6 +85,9 @@ def run_ingest(
     names = {s.knowledge_id: Path(s.path).name for s in submitted}
     states = _follow(run, console, ids, names)
     _summary(console, states, names)
+    if graph and states:
+        slots = slot_limit(run.settings.llm)
+        _run_figures(console, summarize(states, time.monotonic() - started, slots))
     return states
 
 
@@ -127,4 +133,24 @@ def _summary(
             str(s.failed_chunk_count),
             s.error or "",
         )
+    console.print(table)
+
+
+def _run_figures(console: Console, run: RunSummary) -> None:
+    table = Table(
+        "documents/s",
+        "LLM calls",
+        "calls/doc",
+        "tokens/doc (prompt+completion)",
+        "slot utilisation",
+        title=f"{run.completed}/{run.documents} documents in "
+        f"{run.wall_s:.1f} s, {run.slots} LLM slots",
+    )
+    table.add_row(
+        f"{run.documents_per_s:.2f}",
+        str(run.llm_calls),
+        f"{run.calls_per_document:.2f}",
+        f"{run.prompt_tokens_per_document:.0f}+{run.completion_tokens_per_document:.0f}",
+        f"{run.slot_utilisation:.0%}",
+    )
     console.print(table)

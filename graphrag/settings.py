@@ -12,13 +12,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     YamlConfigSettingsSource,
 )
+
+from graphrag.settings_base import Section as _Section
+from graphrag.settings_memory import MemoryImportance, MemorySettings
 
 __all__ = [
     "ApiSettings",
@@ -34,6 +37,7 @@ __all__ = [
     "LlmSettings",
     "MemoryImportance",
     "MemorySettings",
+    "MetricsSettings",
     "Neo4jSettings",
     "OutboxSettings",
     "PreviewSettings",
@@ -52,16 +56,13 @@ def project_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
-class _Section(BaseModel):
-    model_config = {"extra": "forbid", "frozen": True}
-
-
 class ApiSettings(_Section):
     host: str
     port: int
     default_tenant: str
     default_page_size: int
     max_page_size: int
+    max_batch_files: int = Field(gt=0, description="files accepted in one batch upload")
 
 
 class DatabaseSettings(_Section):
@@ -117,9 +118,14 @@ class LlmSettings(_Section):
     max_tokens: int
     json_schema: bool
     system_role: bool
-    concurrency_limit: int
+    concurrency_limit: int | Literal["auto"] = Field(
+        description="background calls at once per model; auto: the server's slot count"
+    )
+    concurrency_fallback: int = Field(gt=0, description="the limit when auto cannot be read")
     concurrency_lease_s: int
     concurrency_wait_s: float
+    concurrency_poll_s: float = Field(gt=0.0)
+    props_timeout_s: float = Field(gt=0.0)
     max_retries: int
 
 
@@ -189,6 +195,8 @@ class CelerySettings(_Section):
     result_expires_s: int
     beat_schedule_file: Path
     broker_visibility_timeout_s: int
+    graph_pool: Literal["threads", "prefork"]
+    graph_threads_per_slot: int = Field(ge=1)
 
 
 class OutboxSettings(_Section):
@@ -314,75 +322,18 @@ class PreviewSettings(_Section):
     max_suggested_tags: int = Field(gt=0)
 
 
-class MemoryImportance(_Section):
-    """Importance (0..1) given to each kind of fact when it is stored."""
+class MetricsSettings(_Section):
+    """Prometheus metrics: the workers' exporter and the LLM latency buckets."""
 
-    qa: float = Field(ge=0.0, le=1.0)
-    error: float = Field(ge=0.0, le=1.0)
-    files: float = Field(ge=0.0, le=1.0)
-    entity: float = Field(ge=0.0, le=1.0)
-    relation: float = Field(ge=0.0, le=1.0)
-    summary: float = Field(ge=0.0, le=1.0)
-    note: float = Field(ge=0.0, le=1.0)
-
-
-class MemorySettings(_Section):
-    """Agent memory: recall scoring, session-start recall, session close, context budget."""
-
-    default_owner: str = Field(min_length=1)
-    max_owner_chars: int = Field(gt=0)
-    weight_similarity: float = Field(ge=0.0)
-    weight_importance: float = Field(ge=0.0)
-    weight_recency: float = Field(ge=0.0)
-    weight_frequency: float = Field(ge=0.0)
-    frequency_cap: int = Field(gt=0)
-    min_similarity: float = Field(ge=-1.0, le=1.0)
-    recency_decay_s: float = Field(gt=0.0)
-    vector_candidates: int = Field(gt=0)
-    rank_candidates: int = Field(gt=0)
-    identity_query: str = Field(min_length=1)
-    identity_k: int = Field(ge=0)
-    context_k: int = Field(ge=0)
-    graph_k: int = Field(ge=0)
-    max_message_entities: int = Field(gt=0)
-    dedup_similarity: float = Field(ge=-1.0, le=1.0)
-    importance: MemoryImportance
-    question_max_chars: int = Field(gt=0)
-    answer_max_chars: int = Field(gt=0)
-    error_max_chars: int = Field(gt=0)
-    max_errors_per_session: int = Field(ge=0)
-    max_files_listed: int = Field(ge=0)
-    fact_max_chars: int = Field(gt=0)
-    error_pattern: str
-    file_pattern: str
-    llm_extraction: bool
-    extract_prompt: str
-    transcript_max_chars: int = Field(gt=0)
-    idle_close_s: int = Field(gt=0)
-    sweep_interval_s: int = Field(gt=0)
-    sweep_batch: int = Field(gt=0)
-    close_time_limit_s: int = Field(gt=0)
-    close_max_retries: int = Field(ge=0)
-    close_retry_backoff_s: float = Field(gt=0.0)
-    compact_threshold_chars: int = Field(gt=0)
-    tool_result_max_chars: int = Field(gt=0)
-    keep_last_messages: int = Field(ge=0)
-    summary_objective_chars: int = Field(gt=0)
-    summary_max_actions: int = Field(ge=0)
-    summary_action_chars: int = Field(gt=0)
-    summary_progress_chars: int = Field(gt=0)
-    core_sections: list[str]
-    core_section_max_chars: int = Field(gt=0)
-    core_text_max_chars: int = Field(gt=0)
-    search_default_k: int = Field(gt=0)
-    search_max_k: int = Field(gt=0)
-    max_query_chars: int = Field(gt=0)
-    neighbourhood_max_relations: int = Field(gt=0)
-    neighbourhood_max_facts: int = Field(gt=0)
+    worker_host: str = Field(description="the address a worker's exporter binds")
+    worker_port: int = Field(ge=0, description="a worker's exporter port; 0: no exporter")
+    multiproc_dir: Path
+    llm_latency_buckets_s: list[float] = Field(min_length=1)
 
 
 class CliSettings(_Section):
     poll_interval_s: float
+    upload_concurrency: int = Field(gt=0)
     wait_timeout_s: float
     demo_kb_name: str
     demo_question: str
@@ -420,6 +371,7 @@ class Settings(BaseSettings):
     memory: MemorySettings
     auth: AuthSettings
     previews: PreviewSettings
+    metrics: MetricsSettings
 
     @classmethod
     def settings_customise_sources(

@@ -15,9 +15,10 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.outbox import OutboxBacklog, outbox_backlog
 from graphrag.graph.neo4j_client import neo4j_version
+from graphrag.llm.server_info import read_server_info, slot_limit
 from graphrag.settings import Settings
 
-__all__ = ["ServiceHealth", "SystemStatus", "collect_status", "graph_engine_name"]
+__all__ = ["LlmStatus", "ServiceHealth", "SystemStatus", "collect_status", "graph_engine_name"]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,17 @@ class ServiceHealth(BaseModel):
     detail: str | None = None
 
 
+class LlmStatus(BaseModel):
+    """The LLM server: its model, the slots it reports, and the background limit they give."""
+
+    status: Literal["ok", "down"]
+    base_url: str
+    model: str
+    total_slots: int | None = None
+    slot_limit: int
+    detail: str | None = None
+
+
 class SystemStatus(BaseModel):
     version: str
     graph_database_engine: str
@@ -38,6 +50,7 @@ class SystemStatus(BaseModel):
     redis: ServiceHealth
     graph: ServiceHealth
     outbox: OutboxBacklog | None  # background tasks not yet settled; None when the database is down
+    llm: LlmStatus
 
 
 def graph_engine_name(settings: Settings) -> str:
@@ -87,6 +100,18 @@ def _outbox(engine: Engine) -> OutboxBacklog | None:
         return None
 
 
+def _llm(settings: Settings) -> LlmStatus:
+    info = read_server_info(settings.llm)
+    return LlmStatus(
+        status="ok" if info.reachable else "down",
+        base_url=info.base_url,
+        model=info.model,
+        total_slots=info.total_slots,
+        slot_limit=slot_limit(settings.llm, info),
+        detail=info.detail,
+    )
+
+
 def collect_status(
     settings: Settings, engine: Engine, redis_client: redis.Redis[bytes], driver: Driver | None
 ) -> SystemStatus:
@@ -98,4 +123,5 @@ def collect_status(
         redis=_redis(redis_client),
         graph=_graph(driver, settings),
         outbox=_outbox(engine),
+        llm=_llm(settings),
     )

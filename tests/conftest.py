@@ -59,6 +59,7 @@ TEST_ENV = {
     "CELERY_GRAPH_RETRY_BACKOFF_S": "0.5",
     "LLM_TIMEOUT_S": "5",
     "LLM_MODEL": "scripted",
+    "METRICS_WORKER_PORT": "0",
 }
 
 

@@ -1,4 +1,9 @@
-"""Per-process resources of a worker, opened lazily in the child process (after the fork)."""
+"""Per-process resources of a worker, opened lazily in the child process (after the fork).
+
+One scope per process, shared by its threads (a graph worker runs threads sized by the LLM
+slots): the SQLAlchemy engine, the sync Neo4j driver, the Redis client, the OpenAI client and the
+embedder are all safe to share across threads, and every task opens its own session from them.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +20,12 @@ from graphrag.ingest.context import IngestContext
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
 from graphrag.llm.concurrency import LeaseSemaphore
+from graphrag.llm.server_info import slot_limit
+from graphrag.metrics import llm_metrics
 from graphrag.search.embeddings import build_embedder
 from graphrag.settings import Settings, get_settings
 
-__all__ = ["graph_context", "ingest_context"]
+__all__ = ["graph_context", "ingest_context", "warm_up"]
 
 
 @dataclass(frozen=True)
@@ -41,10 +48,12 @@ def _open(settings: Settings) -> _Scope:
     limiter = LeaseSemaphore(
         redis.Redis.from_url(settings.redis.url),
         llm_slots_key(settings),
-        settings.llm.concurrency_limit,
+        slot_limit(settings.llm),
         settings.llm.concurrency_lease_s,
         settings.llm.concurrency_wait_s,
+        settings.llm.concurrency_poll_s,
     )
+    llm = LlmClient(settings.llm, limiter, llm_metrics(settings.metrics.llm_latency_buckets_s))
     ingest = IngestContext(
         settings=settings,
         sessions=sessions,
@@ -52,7 +61,6 @@ def _open(settings: Settings) -> _Scope:
         embedder=build_embedder(settings.embedding),
         graph=graph,
     )
-    llm = LlmClient(settings.llm, limiter)
     graph_ctx = GraphContext(settings, sessions, llm, graph, embed_names=ingest.embedder.embed)
     return _Scope(ingest, graph_ctx)
 
@@ -73,3 +81,9 @@ def ingest_context() -> IngestContext:
 
 def graph_context() -> GraphContext:
     return _scope().graph
+
+
+def warm_up() -> None:
+    """Open this process's scope now (connections, schema checks, the slot count), so the
+    first task does not pay for it."""
+    _scope()

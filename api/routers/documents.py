@@ -12,11 +12,14 @@ from api.dispatch import commit_with_task
 from api.uploads import read_capped
 from graphrag.db import outbox
 from graphrag.db.enums import KnowledgeSource, ParseStatus
-from graphrag.errors import FileTooLargeError
+from graphrag.errors import FileTooLargeError, GraphragError, InvalidInputError
 from graphrag.ingest import documents
 from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.schemas import (
+    BatchItem,
+    BatchUpload,
     ChunkPublic,
+    ItemError,
     KnowledgePublic,
     KnowledgeStages,
     Page,
@@ -62,6 +65,55 @@ def upload_file(
     )
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
     return _enqueue_new(session, relay, doc)
+
+
+def _batch_item(
+    session: SessionDep,
+    settings: SettingsDep,
+    storage: StorageDep,
+    relay: RelayDep,
+    tenant: uuid.UUID,
+    kb_id: uuid.UUID,
+    file: UploadFile,
+) -> BatchItem:
+    name = file.filename or ""
+    try:
+        new = documents.NewDocument(
+            data=read_capped(file, settings.max_file_size_bytes),
+            file_name=name,
+            media_type=file.content_type,
+            source=KnowledgeSource.FILE,
+        )
+        doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
+    except GraphragError as exc:
+        session.rollback()
+        error = ItemError(code=exc.code, message=exc.message, details=exc.details)
+        return BatchItem(file_name=name, status=exc.http_status, error=error)
+    return BatchItem(
+        file_name=name, status=status.HTTP_202_ACCEPTED, knowledge=_enqueue_new(session, relay, doc)
+    )
+
+
+@router.post("/knowledge-bases/{kb_id}/knowledge/files", status_code=status.HTTP_207_MULTI_STATUS)
+def upload_files(
+    kb_id: uuid.UUID,
+    session: SessionDep,
+    settings: SettingsDep,
+    storage: StorageDep,
+    relay: RelayDep,
+    tenant: TenantDep,
+    files: Annotated[list[UploadFile], File(description="several files, each handled alone")],
+) -> BatchUpload:
+    """Upload several files at once; each is answered with its own status: 202 (queued),
+    409 (a duplicate, with the existing id), 413, 415 or 422, as a single upload would be."""
+    if len(files) > settings.api.max_batch_files:
+        raise InvalidInputError(
+            f"at most {settings.api.max_batch_files} files per request", files=len(files)
+        )
+    get_kb_row(session, tenant, kb_id)  # an unknown base is one 404, not one per file
+    items = [_batch_item(session, settings, storage, relay, tenant, kb_id, f) for f in files]
+    accepted = sum(item.status == status.HTTP_202_ACCEPTED for item in items)
+    return BatchUpload(items=items, accepted=accepted, refused=len(items) - accepted)
 
 
 @router.post("/knowledge-bases/{kb_id}/knowledge/url", status_code=status.HTTP_202_ACCEPTED)

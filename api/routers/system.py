@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import PUBLIC, requires
@@ -21,11 +22,21 @@ def health() -> dict[str, str]:
 
 @router.get("/api/v1/system", response_model=SystemStatus, dependencies=[requires(Capability.READ)])
 async def system(state: AppStateDep) -> SystemStatus:
-    """Versions and health of PostgreSQL, Redis and the graph engine ("Neo4j" or "Not Enabled"),
-    and the task outbox's backlog (unsent, in flight, failed).
+    """Versions and health of PostgreSQL, Redis, the graph engine ("Neo4j" or "Not Enabled")
+    and the LLM server (its model, the slots it reports, the background limit they give), and
+    the task outbox's backlog (unsent, in flight, failed).
 
     Needs the `read` capability: service versions are of no use to anonymous callers.
     """
     return await run_in_threadpool(
         collect_status, state.settings, state.engine, state.redis, state.neo4j
     )
+
+
+@router.get("/metrics", dependencies=[PUBLIC], include_in_schema=False)
+async def metrics(state: AppStateDep) -> Response:
+    """Prometheus metrics of this API process and the queue depths (no key: aggregates only)."""
+    body = await run_in_threadpool(
+        lambda: generate_latest(REGISTRY) + generate_latest(state.metrics)
+    )
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

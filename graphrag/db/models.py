@@ -14,6 +14,7 @@ from sqlalchemy import (
     Computed,
     DateTime,
     Enum,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -174,6 +175,16 @@ class Knowledge(Base):
     # re-enqueues of the current attempt; both are reset by a re-parse.
     deliveries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     requeues: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # What the current attempt's graph stage cost: LLM calls and the tokens the server reported,
+    # seconds waiting on the LLM, retried chunk tasks, and seconds of chunk-task work (summed).
+    llm_calls: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    llm_prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
+    llm_completion_tokens: Mapped[int] = mapped_column(
+        BigInteger, default=0, server_default=text("0")
+    )
+    llm_seconds: Mapped[float] = mapped_column(Float, default=0.0, server_default=text("0"))
+    graph_retries: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    graph_seconds: Mapped[float] = mapped_column(Float, default=0.0, server_default=text("0"))
     status_changed_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now()
     )

@@ -7,6 +7,7 @@ the model gave in prose, or empty, is a chunk with no graph, not a failure and n
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from dataclasses import dataclass
 from enum import StrEnum
@@ -14,6 +15,7 @@ from enum import StrEnum
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
+from graphrag.db.accounting import add_graph_retry, add_graph_seconds, add_llm_call
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
@@ -93,9 +95,19 @@ def _load(
     return _Work(doc.kb_id, chunk.content, ExtractConfig.model_validate(kb.extract_config))
 
 
-def _extract(ctx: GraphContext, work: _Work) -> GraphData:
+def _extract(ctx: GraphContext, work: _Work, knowledge_id: uuid.UUID, attempt: int) -> GraphData:
     request = build_extraction_request(work.config, work.text, ctx.settings.extraction)
     reply = ctx.llm.complete(request.messages, request.response_format)
+    with session_scope(ctx.sessions) as session:
+        # Counted as soon as the server answered: a later fault does not undo the call.
+        add_llm_call(
+            session,
+            knowledge_id,
+            attempt,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            seconds=reply.seconds,
+        )
     options = ParseOptions.from_settings(ctx.settings.extraction, work.config.tags)
     outcome = parse_graph_output(reply.content, options)
     log.debug("extraction reply %s (finish %s)", outcome.kind, reply.finish_reason)
@@ -122,23 +134,29 @@ def extract_chunk_graph(
 ) -> ChunkOutcome:
     """Extract and store one chunk's graph. Transient faults raise unless this is the final
     try, which instead settles the chunk as failed with the reason."""
+    started = time.monotonic()
     with session_scope(ctx.sessions) as session:
         work = _load(session, knowledge_id, attempt, chunk_id)
     if work is None:
         return ChunkOutcome.STALE
     try:
-        graph = _extract(ctx, work)
+        graph = _extract(ctx, work, knowledge_id, attempt)
         if not _write_fenced(ctx, work, knowledge_id, attempt, chunk_id, graph):
             return ChunkOutcome.STALE
-        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.DONE, None)
+        seconds = time.monotonic() - started
+        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.DONE, None, seconds)
     except RETRYABLE as exc:
+        seconds = time.monotonic() - started
         if not final_try:
+            with session_scope(ctx.sessions) as session:
+                add_graph_retry(session, knowledge_id, attempt, seconds)
             raise
-        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message)
+        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message, seconds)
         log.warning("chunk %s failed for good: %s", chunk_id, exc.message)
         return ChunkOutcome.FAILED
     except PERMANENT as exc:
-        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message)
+        seconds = time.monotonic() - started
+        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message, seconds)
         log.warning("chunk %s failed without retry: %s", chunk_id, exc.message)
         return ChunkOutcome.FAILED
     return ChunkOutcome.DONE
@@ -178,10 +196,12 @@ def _settle(
     chunk_id: uuid.UUID,
     outcome: GraphStatus,
     error: str | None,
+    seconds: float = 0.0,
 ) -> None:
     with session_scope(ctx.sessions) as session:
         if not finish_chunk_subtask(session, knowledge_id, attempt, chunk_id, outcome, error):
             return
+        add_graph_seconds(session, knowledge_id, attempt, seconds)
         if outcome is GraphStatus.DONE:
             # Counted while the document row is locked: chunks of one document settle one after
             # another, so the last one counts every graph written before it.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import mimetypes
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -51,6 +52,10 @@ class DocumentState(BaseModel):
     relation_count: int
     failed_chunk_count: int
     error: str | None
+    llm_calls: int = 0
+    llm_prompt_tokens: int = 0
+    llm_completion_tokens: int = 0
+    llm_seconds: float = 0.0
 
     @property
     def terminal(self) -> bool:
@@ -99,29 +104,40 @@ def submit_files(
     paths: Iterable[Path],
 ) -> list[Submitted]:
     """Add each file (a duplicate points at the existing document), each new one with its
-    processing task in the outbox."""
-    results: list[Submitted] = []
-    for path in paths:
-        new = NewDocument(
-            data=path.read_bytes(),
-            file_name=path.name,
-            media_type=mimetypes.guess_type(path.name)[0],
-            source=KnowledgeSource.FILE,
-        )
-        try:
-            with session_scope(sessions) as session:
-                tenant = ensure_tenant(session, settings.api.default_tenant)
-                doc = add_document(session, settings, storage, tenant, kb_id, new)
-                enqueue(session, process_document(doc.id, doc.attempt))
-        except DuplicateDocumentError as exc:
-            existing = uuid.UUID(str(exc.details["existing_id"]))
-            results.append(Submitted(path=str(path), knowledge_id=existing, duplicate=True))
-            continue
-        except GraphragError as exc:
-            results.append(Submitted(path=str(path), knowledge_id=None, error=exc.message))
-            continue
-        results.append(Submitted(path=str(path), knowledge_id=doc.id))
-    return results
+    processing task in the outbox, `settings.cli.upload_concurrency` at a time; results come in
+    the order of `paths`."""
+
+    def submit(path: Path) -> Submitted:
+        return _submit_one(sessions, settings, storage, kb_id, path)
+
+    with ThreadPoolExecutor(max_workers=settings.cli.upload_concurrency) as pool:
+        return list(pool.map(submit, paths))
+
+
+def _submit_one(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    storage: FileStorage,
+    kb_id: uuid.UUID,
+    path: Path,
+) -> Submitted:
+    new = NewDocument(
+        data=path.read_bytes(),
+        file_name=path.name,
+        media_type=mimetypes.guess_type(path.name)[0],
+        source=KnowledgeSource.FILE,
+    )
+    try:
+        with session_scope(sessions) as session:
+            tenant = ensure_tenant(session, settings.api.default_tenant)
+            doc = add_document(session, settings, storage, tenant, kb_id, new)
+            enqueue(session, process_document(doc.id, doc.attempt))
+    except DuplicateDocumentError as exc:
+        existing = uuid.UUID(str(exc.details["existing_id"]))
+        return Submitted(path=str(path), knowledge_id=existing, duplicate=True)
+    except GraphragError as exc:
+        return Submitted(path=str(path), knowledge_id=None, error=exc.message)
+    return Submitted(path=str(path), knowledge_id=doc.id)
 
 
 def poll_states(sessions: sessionmaker[Session], ids: list[uuid.UUID]) -> list[DocumentState]:
@@ -141,6 +157,10 @@ def poll_states(sessions: sessionmaker[Session], ids: list[uuid.UUID]) -> list[D
             relation_count=doc.relation_count,
             failed_chunk_count=doc.failed_chunk_count,
             error=doc.error,
+            llm_calls=doc.llm_calls,
+            llm_prompt_tokens=doc.llm_prompt_tokens,
+            llm_completion_tokens=doc.llm_completion_tokens,
+            llm_seconds=doc.llm_seconds,
         )
         for i in ids
         if (doc := rows.get(i)) is not None

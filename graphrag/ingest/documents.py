@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from graphrag.db.accounting import reset_accounting
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.models import Chunk, Knowledge
 from graphrag.db.visibility import chunk_of_current_attempt
@@ -22,6 +23,7 @@ from graphrag.ingest.file_names import safe_file_name
 from graphrag.ingest.file_types import detect_file_type
 from graphrag.ingest.schemas import (
     ChunkPublic,
+    IngestionUsage,
     KnowledgePublic,
     KnowledgeStages,
     Page,
@@ -206,8 +208,14 @@ def get_stages(session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID) 
         stages["graph"] = graph.model_copy(
             update={"done": settled, "status": "done" if done else "running"}
         )
+    if graph is not None and graph.status != "skipped":
+        stages["graph"] = stages["graph"].model_copy(update={"seconds": doc.graph_seconds})
     return KnowledgeStages(
-        knowledge_id=doc.id, attempt=doc.attempt, parse_status=doc.parse_status, stages=stages
+        knowledge_id=doc.id,
+        attempt=doc.attempt,
+        parse_status=doc.parse_status,
+        stages=stages,
+        usage=IngestionUsage.model_validate(doc),
     )
 
 
@@ -260,6 +268,7 @@ def request_reparse(
     doc.pending_subtasks_count = 0
     doc.error = None
     doc.progress = {}
+    reset_accounting(doc)
     doc.status_changed_at = func.now()
     return doc.id, doc.attempt
 

@@ -60,9 +60,7 @@ def _frame_count(data: bytes) -> int:
         return 1  # decoding the frames reports the real problem
 
 
-def _decoded_frames(
-    data: bytes, file_type: FileType, settings: IngestSettings
-) -> Iterator[bytes]:
+def _decoded_frames(data: bytes, file_type: FileType, settings: IngestSettings) -> Iterator[bytes]:
     """The frames of `_frames_as_png`, with decoding failures reported as a corrupt file."""
     frames = _frames_as_png(data, settings)
     while True:

@@ -8,6 +8,7 @@ seq), and the chunk rows of the document are replaced as a whole in one transact
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from enum import StrEnum
 from typing import Any
@@ -145,6 +146,7 @@ def _stage(ctx: IngestContext, job: _Job, stage: str, **progress: Any) -> bool:
 
 
 def _parse(ctx: IngestContext, job: _Job) -> ParsedDocument | None:
+    started = time.monotonic()
     if not _stage(ctx, job, "parse", status="running", done=0, total=0):
         return None
     data = ctx.storage.read(job.storage_path)
@@ -156,7 +158,8 @@ def _parse(ctx: IngestContext, job: _Job) -> ParsedDocument | None:
 
     parsed = parse_file(data, job.file_type, ctx.settings.ingest, on_page=on_page)
     pages = len(parsed.pages)
-    if not _stage(ctx, job, "parse", status="done", done=pages, total=pages):
+    seconds = time.monotonic() - started
+    if not _stage(ctx, job, "parse", status="done", done=pages, total=pages, seconds=seconds):
         return None
     return parsed
 
@@ -169,6 +172,7 @@ def _embed(
     if not job.indexing.vector:
         _stage(ctx, job, "embed", status="skipped", done=0, total=total)
         return [None] * total
+    started = time.monotonic()
     batch = ctx.settings.embedding.batch_size
     vectors: list[list[float] | None] = []
     for start in range(0, total, batch):
@@ -178,7 +182,8 @@ def _embed(
         vectors.extend(next(it) if t.strip() else None for t in texts)
         if not _stage(ctx, job, "embed", status="running", done=len(vectors), total=total):
             return None
-    _stage(ctx, job, "embed", status="done", done=total, total=total)
+    seconds = time.monotonic() - started
+    _stage(ctx, job, "embed", status="done", done=total, total=total, seconds=seconds)
     return vectors
 
 
@@ -216,6 +221,7 @@ def _write(
 ) -> list[uuid.UUID] | None:
     """Replace the document's chunks, settle its status and write its graph tasks in one
     transaction."""
+    started = time.monotonic()
     rows = _chunk_rows(job, drafts, vectors)
     with session_scope(ctx.sessions) as session:
         doc = lock_current(session, job.knowledge_id, job.attempt, _CLAIMABLE)
@@ -242,7 +248,12 @@ def _write(
             graph_stage |= {"skipped": over, "detail": over_graph_budget(cap)}
         doc.progress = {
             **doc.progress,
-            "index": {"status": "done", "done": len(rows), "total": len(rows)},
+            "index": {
+                "status": "done",
+                "done": len(rows),
+                "total": len(rows),
+                "seconds": time.monotonic() - started,
+            },
             "graph": graph_stage,
         }
         return graph_ids

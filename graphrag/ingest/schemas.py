@@ -6,12 +6,16 @@ import uuid
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, model_validator
 
 from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus
 
 __all__ = [
+    "BatchItem",
+    "BatchUpload",
     "ChunkPublic",
+    "IngestionUsage",
+    "ItemError",
     "KnowledgePublic",
     "KnowledgeStages",
     "Page",
@@ -28,6 +32,19 @@ class Page(BaseModel, Generic[T]):
     total: int
     page: int
     page_size: int
+
+
+class IngestionUsage(BaseModel):
+    """What the graph stage of the current attempt cost (LLM tokens as the server reported)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    llm_calls: int
+    llm_prompt_tokens: int
+    llm_completion_tokens: int
+    llm_seconds: float
+    graph_retries: int
+    graph_seconds: float
 
 
 class KnowledgePublic(BaseModel):
@@ -52,9 +69,19 @@ class KnowledgePublic(BaseModel):
     entity_count: int
     relation_count: int
     failed_chunk_count: int
+    usage: IngestionUsage
     stats: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+
+    @model_validator(mode="before")
+    @classmethod
+    def _usage_from_row(cls, data: Any) -> Any:
+        """A table row keeps its accounting in columns; the public shape groups them."""
+        if isinstance(data, dict) or hasattr(data, "usage"):
+            return data
+        fields = {name: getattr(data, name) for name in cls.model_fields if name != "usage"}
+        return {**fields, "usage": IngestionUsage.model_validate(data)}
 
 
 class StageProgress(BaseModel):
@@ -63,6 +90,8 @@ class StageProgress(BaseModel):
     total: int = 0
     skipped: int = 0  # items the stage left out on purpose (e.g. over a budget); see `detail`
     detail: str | None = None
+    # Seconds the stage took; for `graph`, the work of its chunk tasks summed (they overlap).
+    seconds: float | None = None
 
 
 class KnowledgeStages(BaseModel):
@@ -72,6 +101,7 @@ class KnowledgeStages(BaseModel):
     attempt: int
     parse_status: ParseStatus
     stages: dict[str, StageProgress]
+    usage: IngestionUsage
 
 
 class ChunkPublic(BaseModel):
@@ -89,6 +119,31 @@ class ChunkPublic(BaseModel):
     enabled: bool
     graph_status: GraphStatus
     graph_error: str | None
+
+
+class ItemError(BaseModel):
+    """Why one file of a batch was refused (the envelope of a single upload's error)."""
+
+    code: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class BatchItem(BaseModel):
+    """One file of a batch upload: its own HTTP status, and the document or the error."""
+
+    file_name: str
+    status: int
+    knowledge: KnowledgePublic | None = None
+    error: ItemError | None = None
+
+
+class BatchUpload(BaseModel):
+    """The answer to a batch upload, one item per file in the order sent."""
+
+    items: list[BatchItem]
+    accepted: int
+    refused: int
 
 
 class TextImport(BaseModel):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Literal, cast
 
 import httpx
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from graphrag.errors import LlmRequestError, LlmUnavailableError
 from graphrag.llm.concurrency import LeaseSemaphore
 from graphrag.llm.prompts import ChatMessage
+from graphrag.metrics import LlmMetrics
 from graphrag.settings import LlmSettings
 
 __all__ = ["AgentMessage", "LlmClient", "LlmReply", "ToolReply", "WireToolCall"]
@@ -36,11 +38,22 @@ _TRANSIENT = (
 
 
 class LlmReply:
-    """The text of a completion and why it stopped."""
+    """The text of a completion, why it stopped, and what it cost (the server's `usage`)."""
 
-    def __init__(self, content: str, finish_reason: str | None) -> None:
+    def __init__(
+        self,
+        content: str,
+        finish_reason: str | None,
+        *,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        seconds: float = 0.0,
+    ) -> None:
         self.content = content
         self.finish_reason = finish_reason
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self.seconds = seconds
 
 
 class WireToolCall(BaseModel):
@@ -107,9 +120,15 @@ class LlmClient:
     """Chat completions with the extraction call's fixed options (temperature, max tokens,
     thinking off), behind an optional shared concurrency limit."""
 
-    def __init__(self, settings: LlmSettings, limiter: LeaseSemaphore | None = None) -> None:
+    def __init__(
+        self,
+        settings: LlmSettings,
+        limiter: LeaseSemaphore | None = None,
+        metrics: LlmMetrics | None = None,
+    ) -> None:
         self.settings = settings
         self.limiter = limiter
+        self.metrics = metrics
         self._client = OpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key.get_secret_value(),
@@ -149,7 +168,7 @@ class LlmClient:
         extra: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}
         if response_format is not None and self.settings.json_schema:
             extra["response_format"] = response_format
-        with self._slot():
+        with self._slot(), self._measured() as started:
             try:
                 completion = self._client.chat.completions.create(
                     model=self.settings.model,
@@ -167,10 +186,44 @@ class LlmClient:
                     f"LLM refused the request ({exc.status_code}): {exc.message}",
                     model=self.settings.model,
                 ) from exc
+            seconds = time.monotonic() - started
         if not completion.choices:
             raise LlmUnavailableError("LLM answered without a choice", model=self.settings.model)
         choice = completion.choices[0]
-        return LlmReply(choice.message.content or "", choice.finish_reason)
+        usage = completion.usage
+        reply = LlmReply(
+            choice.message.content or "",
+            choice.finish_reason,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            seconds=seconds,
+        )
+        self._count_tokens(reply)
+        return reply
+
+    @contextmanager
+    def _measured(self) -> Iterator[float]:
+        """Time one request (after its slot was granted) into the latency and outcome series."""
+        started = time.monotonic()
+        if self.metrics is None:
+            yield started
+            return
+        model, metrics = self.settings.model, self.metrics
+        metrics.in_flight.labels(model).inc()
+        outcome = "error"
+        try:
+            yield started
+            outcome = "ok"
+        finally:
+            metrics.in_flight.labels(model).dec()
+            metrics.latency.labels(model).observe(time.monotonic() - started)
+            metrics.requests.labels(model, outcome).inc()
+
+    def _count_tokens(self, reply: LlmReply) -> None:
+        if self.metrics is not None:
+            tokens = self.metrics.tokens
+            tokens.labels(self.settings.model, "prompt").inc(reply.prompt_tokens)
+            tokens.labels(self.settings.model, "completion").inc(reply.completion_tokens)
 
     def complete_tools(
         self, messages: list[AgentMessage], tools: list[dict[str, Any]], max_tokens: int

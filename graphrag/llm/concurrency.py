@@ -32,13 +32,20 @@ class LeaseSemaphore:
     """`with semaphore.slot(): ...` holds one of `limit` slots named by `key`."""
 
     def __init__(
-        self, client: redis.Redis[bytes], key: str, limit: int, lease_s: int, wait_s: float
+        self,
+        client: redis.Redis[bytes],
+        key: str,
+        limit: int,
+        lease_s: int,
+        wait_s: float,
+        poll_s: float = _POLL_S,
     ) -> None:
         self.client = client
         self.key = key
         self.limit = limit
         self.lease_s = lease_s
         self.wait_s = wait_s
+        self.poll_s = poll_s
         self._acquire = client.register_script(_ACQUIRE)
 
     def try_acquire(self, token: str) -> bool:
@@ -62,7 +69,7 @@ class LeaseSemaphore:
         while not self.try_acquire(token):
             if time.monotonic() > deadline:
                 raise ServiceUnavailableError("no free LLM slot", key=self.key, limit=self.limit)
-            time.sleep(_POLL_S)
+            time.sleep(self.poll_s)
         try:
             yield
         finally:

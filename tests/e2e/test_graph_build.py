@@ -128,7 +128,11 @@ def test_graph_matches_the_scripted_extractions(
     assert len(calls) == 4
     stages = http.get(f"/api/v1/knowledge/{doc['id']}/stages").json()["stages"]
     assert stages["graph"] == {
-        "status": "done", "done": 4, "total": 4, "skipped": 0, "detail": None
+        "status": "done",
+        "done": 4,
+        "total": 4,
+        "skipped": 0,
+        "detail": None,
     }
     remove_label(neo4j_driver, kb["id"])
 

@@ -24,6 +24,7 @@ from graphrag.graph.neo4j_client import connect_driver
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.kb.schemas import ChunkingConfig, IndexingStrategy, KnowledgeBaseCreate
 from graphrag.llm.concurrency import LeaseSemaphore
+from graphrag.llm.server_info import slot_limit
 from graphrag.settings import Settings
 from tests.e2e.test_graph_build import document_text, graph_kb, script_extractions
 from tests.fakes.scripted_llm import ScriptedLlmServer
@@ -148,14 +149,15 @@ def test_llm_slot_wait_timeout_is_retried_until_a_slot_frees(
     )
     driver = connect_driver(own.neo4j)
     ctx = core_context(own, session_factory, Neo4jGraphStore(driver, own.neo4j))
+    limit = slot_limit(own.llm)  # what the worker reads too (the fallback: no /props here)
     slots = LeaseSemaphore(
         redis.Redis.from_url(own.redis.url),
         llm_slots_key(own),
-        own.llm.concurrency_limit,
+        limit,
         own.llm.concurrency_lease_s,
         own.llm.concurrency_wait_s,
     )
-    tokens = [f"test-{i}" for i in range(own.llm.concurrency_limit)]
+    tokens = [f"test-{i}" for i in range(limit)]
     assert all(slots.try_acquire(token) for token in tokens)
 
     def free() -> None:

@@ -144,6 +144,10 @@ class Script(_Strict):
     embedding_dim: int = Field(default=DEFAULT_EMBEDDING_DIM, ge=1)
     models: list[str] = Field(default_factory=lambda: [DEFAULT_MODEL], min_length=1)
     stream_piece_chars: int = Field(default=DEFAULT_STREAM_PIECE_CHARS, ge=1)
+    # Chat requests served at once, as llama.cpp's --parallel (`GET /props` reports it; None:
+    # unlimited, and `/props` answers 404 like servers that do not describe themselves).
+    slots: int | None = Field(default=None, ge=1)
+    latency_s: float = Field(default=0.0, ge=0)  # every chat answer holds its slot this long
 
 
 class RecordedRequest(_Strict):
@@ -152,6 +156,7 @@ class RecordedRequest(_Strict):
     method: str
     path: str
     body: JsonValue = None
+    usage: dict[str, int] | None = None  # what a chat answer reported it cost
 
 
 class Choice(_Strict):
@@ -203,10 +208,18 @@ class ScriptState:
                 return Choice(reply=rule.reply, fault=fault, rule=rule.name)
             return Choice(reply=self._script.default)
 
-    def record(self, method: str, path: str, body: Any) -> None:
-        """Append one received request to the log."""
+    def record(self, method: str, path: str, body: Any) -> int:
+        """Append one received request to the log; its index in the log."""
         with self._lock:
             self._requests.append(RecordedRequest(method=method, path=path, body=body))
+            return len(self._requests) - 1
+
+    def record_usage(self, index: int, usage: dict[str, int]) -> None:
+        """Attach the usage an answer reported to its request (if the log was not cleared)."""
+        with self._lock:
+            if index < len(self._requests):
+                entry = self._requests[index]
+                self._requests[index] = entry.model_copy(update={"usage": usage})
 
     def requests(self) -> list[RecordedRequest]:
         """A copy of the log, oldest first."""

@@ -1,9 +1,11 @@
 """A scripted OpenAI-compatible HTTP server for tests.
 
 Serves `POST /v1/chat/completions` (plain and SSE streaming, text or tool calls),
-`POST /v1/embeddings` (deterministic unit vectors) and `GET /v1/models`, answering from the
-rules of a `Script` (see `tests.fakes.llm_script`). Control endpoints let tests in other
-processes drive it: `PUT/GET /_script`, `GET/DELETE /_requests`, `GET /_health`.
+`POST /v1/embeddings` (deterministic unit vectors), `GET /v1/models` and llama.cpp's
+`GET /props` (its slot count), answering from the rules of a `Script` (see
+`tests.fakes.llm_script`); chat requests hold one of the script's slots (`tests.fakes.llm_slots`).
+Control endpoints let tests in other processes drive it: `PUT/GET /_script`,
+`GET/DELETE /_requests`, `GET/DELETE /_stats` (requests at once), `GET /_health`.
 
 In-process: `ScriptedLlmServer` runs it on a free 127.0.0.1 port in a thread.
 Standalone: `python -m tests.fakes.scripted_llm --host 127.0.0.1 --port 8091 [--rules f.json]`.
@@ -39,6 +41,7 @@ from tests.fakes.llm_script import (
     Script,
     ScriptState,
 )
+from tests.fakes.llm_slots import SlotGate, SlotStats
 from tests.fakes.openai_payloads import (
     MALFORMED_JSON,
     chat_completion,
@@ -80,6 +83,12 @@ def _chat_parts(body: dict[str, Any]) -> tuple[str | None, str | None]:
     user = _message_text(users[-1].get("content")) if users else None
     system = "\n".join(_message_text(m.get("content")) for m in systems) if systems else None
     return user, system
+
+
+def _all_text(body: dict[str, Any]) -> str:
+    """Every message's text, as the prompt whose words the usage counts."""
+    messages = [m for m in body["messages"] if isinstance(m, dict)]
+    return " ".join(_message_text(m.get("content")) for m in messages)
 
 
 def _embedding_inputs(body: dict[str, Any]) -> list[str]:
@@ -129,21 +138,23 @@ def _malformed_stream() -> Iterator[str]:
 class _Handlers:
     """Route handlers bound to one `ScriptState`."""
 
-    def __init__(self, state: ScriptState) -> None:
+    def __init__(self, state: ScriptState, gate: SlotGate) -> None:
         self.state = state
+        self.gate = gate
         self._ids = itertools.count(1)
 
-    async def _body(self, request: Request) -> dict[str, Any]:
+    async def _body(self, request: Request) -> tuple[dict[str, Any], int]:
+        """The JSON body, and its index in the request log."""
         raw = await request.body()
         try:
             body = json.loads(raw)
         except json.JSONDecodeError as exc:
             self.state.record(request.method, request.url.path, raw.decode(errors="replace"))
             raise _BadRequestError(f"body is not JSON: {exc}") from exc
-        self.state.record(request.method, request.url.path, body)
+        index = self.state.record(request.method, request.url.path, body)
         if not isinstance(body, dict):
             raise _BadRequestError("body must be a JSON object")
-        return body
+        return body, index
 
     def _choose(
         self, endpoint: Endpoint, body: dict[str, Any], user: str | None, system: str | None
@@ -151,8 +162,13 @@ class _Handlers:
         return self.state.choose(endpoint, user, system, str(body.get("model", "")))
 
     async def chat(self, request: Request) -> Response:
+        script = self.state.script
+        async with self.gate.slot(script.slots, script.latency_s):
+            return await self._chat(request)
+
+    async def _chat(self, request: Request) -> Response:
         try:
-            body = await self._body(request)
+            body, index = await self._body(request)
             user, system = _chat_parts(body)
         except _BadRequestError as exc:
             return _error(400, str(exc))
@@ -168,11 +184,13 @@ class _Handlers:
         common: dict[str, Any] = {
             "model": str(body.get("model", "")),
             "call_id": str(next(self._ids)),
-            "prompt": f"{system or ''} {user or ''}",
+            "prompt": _all_text(body),
             "truncated": truncated,
         }
         if not stream:
-            return JSONResponse(chat_completion(choice.reply, text, **common))
+            payload = chat_completion(choice.reply, text, **common)
+            self.state.record_usage(index, payload["usage"])
+            return JSONResponse(payload)
         options = body.get("stream_options") or {}
         events = chat_stream_events(
             choice.reply,
@@ -185,7 +203,7 @@ class _Handlers:
 
     async def embeddings(self, request: Request) -> Response:
         try:
-            body = await self._body(request)
+            body, _ = await self._body(request)
             texts = _embedding_inputs(body)
         except _BadRequestError as exc:
             return _error(400, str(exc))
@@ -206,6 +224,20 @@ class _Handlers:
     async def models(self, request: Request) -> Response:
         self.state.record(request.method, request.url.path, None)
         return JSONResponse(models_response(self.state.script.models))
+
+    async def props(self, request: Request) -> Response:
+        self.state.record(request.method, request.url.path, None)
+        script = self.state.script
+        if script.slots is None:
+            return _error(404, "this server does not describe its slots")
+        return JSONResponse({"total_slots": script.slots, "model_path": script.models[0]})
+
+    async def get_stats(self, _: Request) -> Response:
+        return JSONResponse(self.gate.stats().model_dump())
+
+    async def delete_stats(self, _: Request) -> Response:
+        self.gate.reset()
+        return Response(status_code=204)
 
     async def put_script(self, request: Request) -> Response:
         try:
@@ -229,14 +261,17 @@ class _Handlers:
         return JSONResponse({"status": "ok"})
 
 
-def create_app(state: ScriptState) -> Starlette:
-    """The Starlette app answering from `state`."""
-    h = _Handlers(state)
+def create_app(state: ScriptState, gate: SlotGate | None = None) -> Starlette:
+    """The Starlette app answering from `state`, its chat requests measured by `gate`."""
+    h = _Handlers(state, gate or SlotGate())
     return Starlette(
         routes=[
             Route("/v1/chat/completions", h.chat, methods=["POST"]),
             Route("/v1/embeddings", h.embeddings, methods=["POST"]),
             Route("/v1/models", h.models, methods=["GET"]),
+            Route("/props", h.props, methods=["GET"]),
+            Route("/_stats", h.get_stats, methods=["GET"]),
+            Route("/_stats", h.delete_stats, methods=["DELETE"]),
             Route("/_script", h.put_script, methods=["PUT"]),
             Route("/_script", h.get_script, methods=["GET"]),
             Route("/_requests", h.get_requests, methods=["GET"]),
@@ -251,6 +286,7 @@ class ScriptedLlmServer:
 
     def __init__(self, script: Script | None = None, host: str = LOCALHOST) -> None:
         self.state = ScriptState(script)
+        self.gate = SlotGate()
         self._host = host
         self._port: int | None = None
         self._server: uvicorn.Server | None = None
@@ -277,7 +313,7 @@ class ScriptedLlmServer:
         sock.bind((self._host, 0))
         self._port = int(sock.getsockname()[1])
         config = uvicorn.Config(
-            create_app(self.state),
+            create_app(self.state, self.gate),
             log_level="warning",
             lifespan="off",
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
@@ -338,9 +374,14 @@ class ScriptedLlmServer:
         self.state.clear_requests()
 
     def reset(self) -> None:
-        """Back to the default script with an empty request log."""
+        """Back to the default script with an empty request log and slot meter."""
         self.state.replace(Script())
         self.state.clear_requests()
+        self.gate.reset()
+
+    def slot_stats(self) -> SlotStats:
+        """Chat requests at once since the last reset (received, and holding a slot)."""
+        return self.gate.stats()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -349,9 +390,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--host", default=LOCALHOST)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--rules", type=Path, help="JSON file holding a Script")
+    parser.add_argument("--quiet", action="store_true", help="no access log (benchmarks)")
     args = parser.parse_args(argv)
     script = Script.model_validate_json(args.rules.read_bytes()) if args.rules else None
-    uvicorn.run(create_app(ScriptState(script)), host=args.host, port=args.port, log_level="info")
+    app = create_app(ScriptState(script))
+    level = "warning" if args.quiet else "info"
+    uvicorn.run(app, host=args.host, port=args.port, log_level=level, access_log=not args.quiet)
 
 
 if __name__ == "__main__":

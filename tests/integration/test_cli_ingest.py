@@ -66,3 +66,17 @@ def test_ingest_reports_failure_with_exit_code(
     result = _ingest(settings_env, str(locked), "--kb", f"cli-{uuid.uuid4().hex[:8]}")
     assert result.returncode == 1
     assert "failed" in result.stdout and "password" in result.stdout.lower()
+
+
+def test_graph_ingest_prints_the_run_figures(
+    tmp_path: Path, settings_env: dict[str, str], worker: WorkerProcess
+) -> None:
+    for i in range(3):
+        (tmp_path / f"d{i}.md").write_text(f"The Okafor dam holds water. {uuid.uuid4()}")
+    result = _ingest(settings_env, str(tmp_path), "--kb", f"cli-{uuid.uuid4().hex[:8]}", "--graph")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "documents/s" in result.stdout and "slot utilisation" in result.stdout
+    figures = next(line for line in result.stdout.splitlines() if "%" in line and "│" in line)
+    cells = [c.strip() for c in figures.strip("│").split("│")]
+    assert cells[1] == "3" and cells[2] == "1.00"  # one graph chunk, one call per document
+    assert "3/3 documents" in result.stdout

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -22,18 +25,37 @@ READY_TIMEOUT_S = 90.0
 class WorkerProcess:
     """`graphrag worker` in a subprocess, with the test session's environment."""
 
-    def __init__(self, env: dict[str, str], log_path: Path, concurrency: int = 2) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        log_path: Path,
+        concurrency: int = 2,
+        queues: Sequence[str] = (),
+    ) -> None:
+        """`concurrency` 0 leaves the choice to `graphrag worker` (a graph-only worker: slots)."""
         self.env = worker_environment(env)
         self.log_path = log_path
         self.concurrency = concurrency
+        self.queues = list(queues)
+        self.name = f"test-{uuid.uuid4().hex[:8]}@{socket.gethostname()}"
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: BinaryIO | None = None
 
     def start(self, celery: Celery) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = log = self.log_path.open("ab")
+        argv = [
+            sys.executable,
+            "-m",
+            "graphrag.cli",
+            "worker",
+            f"--concurrency={self.concurrency}",
+            f"--name={self.name}",
+        ]
+        if self.queues:
+            argv.append(f"--queues={','.join(self.queues)}")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "graphrag.cli", "worker", f"--concurrency={self.concurrency}"],
+            argv,
             cwd=ROOT,
             env=self.env,
             stdout=log,
@@ -45,7 +67,7 @@ class WorkerProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker exited early; see {self.log_path}")
             replies = celery.control.ping(timeout=1.0)
-            if replies:
+            if any(self.name in reply for reply in replies):
                 return
         raise RuntimeError(f"worker not ready after {READY_TIMEOUT_S}s; see {self.log_path}")
 

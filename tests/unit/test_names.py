@@ -52,9 +52,7 @@ def test_question_keys_are_capped() -> None:
 def test_shorter_matches_inside_a_longer_one_are_dropped() -> None:
     keys = {
         k.key: k
-        for k in question_keys(
-            "Was Cooper Firearms of Montana older than Kimber?", [], 4, 3, 100
-        )
+        for k in question_keys("Was Cooper Firearms of Montana older than Kimber?", [], 4, 3, 100)
     }
     matched = [keys[k] for k in ("cooper firearms of montana", "montana", "kimber")]
     kept = {k.key for k in _kept_keys(matched)}

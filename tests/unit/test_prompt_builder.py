@@ -63,6 +63,21 @@ def test_instructions_tags_and_example_are_added() -> None:
     assert messages[3].content == f"Passage:\n{CHUNK}"
 
 
+def test_the_example_is_sent_once_per_request() -> None:
+    messages = build_extraction_messages(EXAMPLE, CHUNK, TEMPLATE, strict_tags=True)
+    wire = json.dumps([m.model_dump() for m in messages])
+
+    assert wire.count(EXAMPLE.text) == 1
+    assert [m.role for m in messages].count("assistant") == 1  # the example's graph, once
+    assert sum(CHUNK in m.content for m in messages) == 1
+
+
+def test_protocol_stays_lean() -> None:
+    # A guard on prompt growth: every chunk pays for the protocol (bench/prompt_tokens.py
+    # counts it in model tokens, about 240 for the packaged Gemma).
+    assert len(PROTOCOL) < 1200
+
+
 def test_tags_are_only_preferred_when_other_types_are_kept() -> None:
     system = build_extraction_messages(EXAMPLE, CHUNK, TEMPLATE, strict_tags=False)[0].content
 

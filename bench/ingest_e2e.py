@@ -1,0 +1,350 @@
+"""Ingestion end to end against an LLM server of S slots answering in L seconds: wall time over
+the least time the server needs for the run's calls, ceil(calls / S) * L.
+
+    XDG_RUNTIME_DIR=/tmp .venv/bin/python bench/ingest_e2e.py [--docs 300 --latency-s 0.1
+        --slots 4,8 --embeddings server]
+
+Each round uploads N generated documents (about two chunks each) through the REST batch
+upload of a `graphrag serve` process, `--uploads-in-flight` requests at a time; a docparse
+worker (prefork) parses, chunks, embeds and indexes them into PostgreSQL; a graph worker
+(`graphrag worker --queues graph`: threads, as many as the slots it reads from `/props`) asks
+the scripted OpenAI-compatible server (a process of its own, S slots, every chat answer held
+L seconds) and writes Neo4j. The wall time runs from the first upload to the last document
+completed. Lines:
+- `ingest_e2e_sS: wall/llm_floor`: 1.00x would be a server busy on every slot from the first
+  upload to the last answer; above is what parsing ahead, queueing and writes add.
+- `ingest_e2e_sS: llm_span/llm_floor`: the same from the server's first request to its last
+  answer: how well the graph stage alone keeps the slots full.
+The server measures requests in flight: `peak` (received at once; never above S when the
+workers respect the limit) and `mean` (time-weighted, served at once, over its span).
+Embeddings come from the scripted server (`--embeddings server`, the default: no model on the
+CPU) or the packaged MiniLM (`--embeddings local`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import redis
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from bench.harness import print_header, print_ratio, services_env
+from bench.sample_text import paragraphs
+from graphrag.db.engine import make_engine, make_session_factory, session_scope
+from graphrag.db.enums import ParseStatus
+from graphrag.db.migrate import upgrade_to_head
+from graphrag.db.models import Knowledge
+from graphrag.settings import Settings, project_root
+from tests.support.graph_helpers import remove_label
+from tests.support.http_server import free_port
+from tests.support.services import create_database, data_dir, drop_database, test_settings
+from tests.support.worker import WorkerProcess
+
+MODEL = "bench-llm"
+DOC_CHARS = 700  # two paragraphs of about 400 characters: two chunks of the default 512
+READY_TIMEOUT_S = 60.0
+POLL_S = 0.1
+LOGS = data_dir() / "bench-logs"
+REPLY = {
+    "nodes": [
+        {"name": "Harbour Board", "attributes": ["authority"]},
+        {"name": "Northern Bridge", "attributes": ["structure"]},
+        {"name": "Cooling Loop", "attributes": []},
+    ],
+    "relations": [
+        {"node1": "Harbour Board", "node2": "Northern Bridge", "type": "maintains"},
+        {"node1": "Northern Bridge", "node2": "Cooling Loop", "type": "holds"},
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    docs: int
+    latency_s: float
+    slots: list[int]
+    embeddings: str
+    docparse_concurrency: int
+    batch_files: int
+    uploads_in_flight: int
+    redis_db: int
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    slots: int
+    wall_s: float
+    completed: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    retries: int
+    stats: dict[str, Any]
+
+
+def _args() -> Config:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--docs", type=int, default=300)
+    parser.add_argument("--latency-s", type=float, default=0.1)
+    parser.add_argument(
+        "--slots", default="4,8", help="comma-separated slot counts, one round each"
+    )
+    parser.add_argument("--embeddings", choices=["server", "local"], default="server")
+    parser.add_argument("--docparse-concurrency", type=int, default=2)
+    parser.add_argument("--batch-files", type=int, default=25, help="files per upload request")
+    parser.add_argument("--uploads-in-flight", type=int, default=4)
+    parser.add_argument("--redis-db", type=int, default=1, help="0 is the demo's, 2-15 tests'")
+    parser.add_argument("--timeout-s", type=float, default=900.0)
+    a = parser.parse_args()
+    return Config(
+        docs=a.docs,
+        latency_s=a.latency_s,
+        slots=[int(s) for s in a.slots.split(",")],
+        embeddings=a.embeddings,
+        docparse_concurrency=a.docparse_concurrency,
+        batch_files=a.batch_files,
+        uploads_in_flight=a.uploads_in_flight,
+        redis_db=a.redis_db,
+        timeout_s=a.timeout_s,
+    )
+
+
+def _wait_http(url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"{url}: the process exited; see {LOGS}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code < 500:
+                return
+        except httpx.HTTPError:
+            time.sleep(POLL_S)
+    raise SystemExit(f"{url} did not answer in {READY_TIMEOUT_S}s")
+
+
+def _spawn(argv: list[str], env: dict[str, str], log_name: str) -> subprocess.Popen[bytes]:
+    LOGS.mkdir(parents=True, exist_ok=True)
+    with (LOGS / log_name).open("ab") as log:
+        return subprocess.Popen(
+            argv, cwd=project_root(), env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=READY_TIMEOUT_S)
+
+
+def _bench_env(services: dict[str, str], db_url: str, llm_url: str, cfg: Config) -> dict[str, str]:
+    env = {
+        **os.environ,
+        **services,
+        "PYTHONPATH": str(project_root()),
+        "DATABASE_URL": db_url,
+        "REDIS_URL": services["REDIS_URL"].rsplit("/", 1)[0] + f"/{cfg.redis_db}",
+        "NEO4J_ENABLE": "true",
+        "AUTH_REQUIRED": "false",
+        "STORAGE_DIR": str(data_dir() / f"bench-e2e-files-{uuid.uuid4().hex[:8]}"),
+        "LLM_BASE_URL": f"{llm_url}/v1",
+        "LLM_MODEL": MODEL,
+        "METRICS_WORKER_PORT": "0",
+    }
+    # Queues of this run's own: no other worker on the Redis database takes (or purges) them.
+    run = uuid.uuid4().hex[:8]
+    for name in ("DEFAULT", "DOCPARSE", "GRAPH", "MEMORY"):
+        env[f"CELERY_{name}_QUEUE"] = f"bench-e2e-{name.lower()}-{run}"
+    if cfg.embeddings == "server":
+        env |= {"EMBEDDING_BACKEND": "openai", "EMBEDDING_BASE_URL": f"{llm_url}/v1"}
+    return env
+
+
+def _documents(tag: str, count: int) -> list[tuple[str, bytes]]:
+    return [(f"{tag}-{i}.md", paragraphs(f"{tag}-{i}", DOC_CHARS).encode()) for i in range(count)]
+
+
+def _upload(api: str, kb_id: str, cfg: Config, docs: list[tuple[str, bytes]]) -> int:
+    batches = [docs[i : i + cfg.batch_files] for i in range(0, len(docs), cfg.batch_files)]
+
+    def send(batch: list[tuple[str, bytes]]) -> int:
+        files = [("files", (name, data, "text/markdown")) for name, data in batch]
+        url = f"{api}/api/v1/knowledge-bases/{kb_id}/knowledge/files"
+        response = httpx.post(url, files=files, timeout=READY_TIMEOUT_S)
+        response.raise_for_status()
+        return int(response.json()["accepted"])
+
+    with ThreadPoolExecutor(cfg.uploads_in_flight) as pool:
+        return sum(pool.map(send, batches))
+
+
+def _wait_all(sessions: sessionmaker[Session], kb_id: str, count: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    working = [s.value for s in ParseStatus.working()]
+    while time.monotonic() < deadline:
+        with session_scope(sessions) as session:
+            done = session.execute(
+                select(func.count())
+                .select_from(Knowledge)
+                .where(Knowledge.kb_id == uuid.UUID(kb_id), Knowledge.parse_status.not_in(working))
+            ).scalar_one()
+        if done >= count:
+            return
+        time.sleep(POLL_S)
+    raise SystemExit(f"documents not finished after {timeout_s}s; see {LOGS}")
+
+
+def _totals(sessions: sessionmaker[Session], kb_id: str) -> tuple[int, int, int, int, int]:
+    with session_scope(sessions) as session:
+        row = session.execute(
+            select(
+                func.count().filter(Knowledge.parse_status == ParseStatus.COMPLETED),
+                func.coalesce(func.sum(Knowledge.llm_calls), 0),
+                func.coalesce(func.sum(Knowledge.llm_prompt_tokens), 0),
+                func.coalesce(func.sum(Knowledge.llm_completion_tokens), 0),
+                func.coalesce(func.sum(Knowledge.graph_retries), 0),
+            ).where(Knowledge.kb_id == uuid.UUID(kb_id))
+        ).one()
+    return int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4])
+
+
+class Bench:
+    """The run's services: database, scripted LLM, API; workers are started per round."""
+
+    def __init__(self, cfg: Config, settings: Settings, env: dict[str, str], llm: str, api: str):
+        self.cfg, self.settings, self.env, self.llm, self.api = cfg, settings, env, llm, api
+        self.sessions = make_session_factory(make_engine(settings))
+        self.kb_ids: list[str] = []
+
+    def _script(self, slots: int) -> None:
+        script = {
+            "slots": slots,
+            "latency_s": self.cfg.latency_s,
+            "models": [MODEL],
+            "default": {"content": REPLY},
+        }
+        httpx.put(f"{self.llm}/_script", json=script).raise_for_status()
+        httpx.delete(f"{self.llm}/_requests").raise_for_status()
+        httpx.delete(f"{self.llm}/_stats").raise_for_status()
+
+    def _kb(self, slots: int) -> str:
+        body = {
+            "name": f"bench-e2e-s{slots}-{uuid.uuid4().hex[:6]}",
+            "indexing": {"graph_enabled": True},
+            "extract_config": {"enabled": True},
+        }
+        response = httpx.post(f"{self.api}/api/v1/knowledge-bases", json=body)
+        response.raise_for_status()
+        kb_id = str(response.json()["id"])
+        self.kb_ids.append(kb_id)
+        return kb_id
+
+    def round(self, slots: int) -> RoundResult:
+        from workers.celery_app import create_celery
+        from workers.scope import llm_slots_key
+
+        self._script(slots)
+        celery = create_celery(self.settings)
+        celery.control.purge()
+        redis.Redis.from_url(self.settings.redis.url).delete(llm_slots_key(self.settings))
+        c = self.settings.celery
+        docparse = WorkerProcess(
+            self.env, LOGS / "e2e-docparse.log", self.cfg.docparse_concurrency, [c.docparse_queue]
+        )
+        graph = WorkerProcess(self.env, LOGS / "e2e-graph.log", 0, [c.graph_queue])
+        docs = _documents(f"e2e-s{slots}-{uuid.uuid4().hex[:6]}", self.cfg.docs)
+        kb_id = self._kb(slots)
+        docparse.start(celery)
+        try:
+            graph.start(celery)
+            try:
+                started = time.monotonic()
+                accepted = _upload(self.api, kb_id, self.cfg, docs)
+                _wait_all(self.sessions, kb_id, accepted, self.cfg.timeout_s)
+                wall = time.monotonic() - started
+            finally:
+                graph.stop()
+        finally:
+            docparse.stop()
+        completed, calls, prompt, completion, retries = _totals(self.sessions, kb_id)
+        stats = httpx.get(f"{self.llm}/_stats").json()
+        return RoundResult(slots, wall, completed, calls, prompt, completion, retries, stats)
+
+    def cleanup(self) -> None:
+        """Remove the rounds' graphs and stored files (the database is dropped by the caller)."""
+        from graphrag.graph.neo4j_client import connect_driver
+
+        driver = connect_driver(self.settings.neo4j)
+        try:
+            for kb_id in self.kb_ids:
+                remove_label(driver, kb_id)
+        finally:
+            driver.close()
+        shutil.rmtree(self.settings.resolve(self.settings.storage_dir), ignore_errors=True)
+
+
+def _report(cfg: Config, r: RoundResult) -> None:
+    floor = math.ceil(r.calls / r.slots) * cfg.latency_s
+    n = max(r.completed, 1)
+    s = r.stats
+    detail = (
+        f"wall={r.wall_s:.2f}s floor={floor:.2f}s docs={r.completed}/{cfg.docs} calls={r.calls} "
+        f"server_calls={s['calls']} calls/doc={r.calls / n:.2f} "
+        f"tokens/doc={r.prompt_tokens / n:.0f}+{r.completion_tokens / n:.0f} "
+        f"retries={r.retries} peak_in_flight={s['peak_received']}/{r.slots} "
+        f"peak_served={s['peak_active']} mean_in_flight={s['mean_active']:.2f}"
+    )
+    print_ratio(f"ingest_e2e_s{r.slots}", "wall", "llm_floor", r.wall_s / floor, detail)
+    span = (
+        f"span={s['span_s']:.2f}s floor={floor:.2f}s busy={s['busy_s']:.2f}s "
+        f"utilisation={s['busy_s'] / (r.slots * r.wall_s):.0%} of the wall"
+    )
+    print_ratio(f"ingest_e2e_s{r.slots}", "llm_span", "llm_floor", s["span_s"] / floor, span)
+
+
+def main() -> None:
+    cfg = _args()
+    print_header("ingest_e2e", vars(cfg))
+    services = services_env()
+    db_url = create_database(services["DATABASE_URL"], "bench_e2e")
+    llm_port, api_port = free_port(), free_port()
+    llm_url, api_url = f"http://127.0.0.1:{llm_port}", f"http://127.0.0.1:{api_port}"
+    env = _bench_env(services, db_url, llm_url, cfg)
+    settings = test_settings(env)
+    upgrade_to_head(settings)
+    python = sys.executable
+    llm = _spawn(
+        [python, "-m", "tests.fakes.scripted_llm", "--port", str(llm_port), "--quiet"],
+        env,
+        "e2e-llm.log",
+    )
+    api = _spawn(
+        [python, "-m", "graphrag.cli", "serve", "--port", str(api_port)], env, "e2e-api.log"
+    )
+    bench = Bench(cfg, settings, env, llm_url, api_url)
+    try:
+        _wait_http(f"{llm_url}/_health", llm)
+        _wait_http(f"{api_url}/health", api)
+        for slots in cfg.slots:
+            _report(cfg, bench.round(slots))
+    finally:
+        _stop(api)
+        _stop(llm)
+        bench.cleanup()
+        drop_database(db_url)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""`graphrag worker` picks threads sized to the LLM slots for the graph queue alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphrag.settings import Settings, get_settings
+from workers.pool import choose_pool
+
+pytestmark = pytest.mark.unit
+
+
+def _settings(limit: int) -> Settings:
+    s = get_settings()
+    return s.model_copy(update={"llm": s.llm.model_copy(update={"concurrency_limit": limit})})
+
+
+def test_graph_queue_alone_runs_threads_sized_by_the_slots() -> None:
+    per_slot = get_settings().celery.graph_threads_per_slot
+    assert choose_pool(_settings(6), ["graph"], "auto", 0) == ("threads", 6 * per_slot)
+    assert choose_pool(_settings(6), ["graph"], "auto", 3) == ("threads", 3)
+
+
+def test_cpu_queues_keep_processes() -> None:
+    assert choose_pool(_settings(6), ["docparse"], "auto", 0) == ("prefork", 0)
+    assert choose_pool(_settings(6), ["graph", "docparse"], "auto", 2) == ("prefork", 2)
+
+
+def test_an_explicit_pool_wins() -> None:
+    assert choose_pool(_settings(4), ["graph"], "prefork", 0) == ("prefork", 0)
+    per_slot = get_settings().celery.graph_threads_per_slot
+    assert choose_pool(_settings(4), ["memory"], "threads", 0) == ("threads", 4 * per_slot)

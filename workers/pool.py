@@ -1,0 +1,45 @@
+"""Which Celery pool a worker runs, and how wide.
+
+Graph extraction waits on the LLM server, not on the CPU: a worker of the `graph` queue alone
+runs threads, `celery.graph_threads_per_slot` per LLM slot (the slot limit keeps the calls in
+flight at the slot count; the extra threads do their database and graph writes meanwhile).
+Parsing and embedding are CPU work and keep processes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from graphrag.llm.server_info import slot_limit
+from graphrag.settings import Settings
+
+__all__ = ["PoolChoice", "choose_pool", "warm_up_on_start"]
+
+PoolChoice = Literal["auto", "threads", "prefork"]
+
+
+def choose_pool(
+    settings: Settings, queues: list[str], pool: PoolChoice, concurrency: int
+) -> tuple[str, int]:
+    """(pool name, concurrency; 0 = Celery's default, the CPU count)."""
+    graph_only = queues == [settings.celery.graph_queue]
+    if pool == "auto":
+        pool = settings.celery.graph_pool if graph_only else "prefork"
+    if pool == "threads" and not concurrency:
+        concurrency = slot_limit(settings.llm) * settings.celery.graph_threads_per_slot
+    return pool, concurrency
+
+
+def warm_up_on_start(pool: str) -> None:
+    """A threads worker opens its shared resources once it is ready, before its first task.
+
+    Prefork children are left to open theirs on their first task: Celery gives a new child only
+    seconds to report that it is up, less than a slow Neo4j connection may take.
+    """
+    if pool != "threads":
+        return
+    from celery.signals import worker_ready
+
+    from workers.scope import warm_up
+
+    worker_ready.connect(lambda **_: warm_up(), weak=False)
