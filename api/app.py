@@ -10,10 +10,12 @@ import redis
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Route
 
 from api.auth import assert_routes_guarded
 from api.console_files import mount_console
 from api.errors import install_error_handlers
+from api.mcp_http import MCP_PATH, McpHttp
 from api.routers import (
     admin_keys,
     chat,
@@ -23,6 +25,7 @@ from api.routers import (
     initialization,
     knowledge_bases,
     memory,
+    openai_compat,
     search,
     system,
 )
@@ -95,12 +98,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; services are opened by the lifespan, once per process."""
     settings = settings or get_settings()
 
+    mcp_http = McpHttp(settings)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state = await run_in_threadpool(_open_state, settings)
         app.state.graphrag = state
         try:
-            yield
+            async with mcp_http.running():
+                yield
         finally:
             await run_in_threadpool(_close_state, state)
 
@@ -121,6 +127,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_keys.router)
     app.include_router(memory.router)
     app.include_router(identity.router)
+    app.include_router(openai_compat.router)
+    # The MCP route checks the API key itself, before the SDK (see api/mcp_http.py).
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp_http, include_in_schema=False))
     mount_console(app)
     assert_routes_guarded(app)
     return app

@@ -27,7 +27,7 @@ from api.state import AppState
 from graphrag.auth.keys import verify_key
 from graphrag.auth.models import Capability, Principal
 from graphrag.db.engine import session_scope
-from graphrag.errors import ForbiddenError, UnauthorizedError
+from graphrag.errors import UnauthorizedError
 from graphrag.tenancy import ensure_tenant
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "assert_routes_guarded",
     "get_reader_tenant",
     "get_tenant",
+    "principal_for",
     "requires",
 ]
 
@@ -57,31 +58,37 @@ def _state(request: Request) -> AppState:
     return state
 
 
-def authenticate(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> Principal:
-    """The caller named by the request's bearer key (or the default tenant when auth is off)."""
-    state = _state(request)
+def principal_for(state: AppState, key: str | None, *, authorization_sent: bool) -> Principal:
+    """The caller a bearer key stands for, or the default tenant when auth is off and no
+    `Authorization` header was sent; every face of the API authenticates through here."""
     auth = state.settings.auth
-    if credentials is None:
-        if auth.required or "authorization" in request.headers:
+    if key is None:
+        if auth.required or authorization_sent:
             raise UnauthorizedError("an API key is required: send `Authorization: Bearer <key>`")
         with session_scope(state.sessions) as session:
             tenant = ensure_tenant(session, state.settings.api.default_tenant)
         return Principal(tenant_id=tenant, capabilities=frozenset(Capability))
     with session_scope(state.sessions) as session:
-        return verify_key(session, auth, credentials.credentials)
+        return verify_key(session, auth, key)
+
+
+def authenticate(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """The caller named by the request's bearer key (or the default tenant when auth is off)."""
+    return principal_for(
+        _state(request),
+        credentials.credentials if credentials is not None else None,
+        authorization_sent="authorization" in request.headers,
+    )
 
 
 PrincipalDep = Annotated[Principal, Depends(authenticate)]
 
 
 def _check(principal: Principal, capability: Capability) -> Principal:
-    if not principal.can(capability):
-        raise ForbiddenError(
-            f"this API key lacks the '{capability.value}' capability", required=capability.value
-        )
+    principal.require(capability)
     return principal
 
 

@@ -1,4 +1,8 @@
-"""One JSON error envelope for every failure: {"error": {"code", "message", "details"}}."""
+"""One JSON error envelope for every failure: {"error": {"code", "message", "details"}}.
+
+Under the OpenAI-compatible prefix `/v1` the same errors take OpenAI's shape instead,
+`{"error": {"message", "type", "param", "code"}}`, so that OpenAI clients can read them.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +17,16 @@ from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphrag.errors import GraphragError
+from graphrag.faces.openai_schemas import openai_error
 
-__all__ = ["error_response", "install_error_handlers"]
+__all__ = ["OPENAI_PREFIX", "error_response", "install_error_handlers", "openai_error_response"]
+
+OPENAI_PREFIX = "/v1"
 
 log = logging.getLogger(__name__)
 
+_INVALID_STATUS = 422
+_OPENAI_INVALID_STATUS = 400
 _HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -38,43 +47,75 @@ def error_response(status: int, code: str, message: str, details: Any = None) ->
     return JSONResponse(status_code=status, content=jsonable_encoder(body))
 
 
-async def _graphrag_error(_: Request, exc: Exception) -> JSONResponse:
+def _openai_param(details: dict[str, Any]) -> str | None:
+    """The request field an error is about: named by the error, or the first invalid one."""
+    if isinstance(details.get("param"), str):
+        return str(details["param"])
+    for error in details.get("errors", []):
+        fields = [str(part) for part in error.get("loc", []) if part != "body"]
+        if fields:
+            return fields[0]
+    return None
+
+
+def openai_error_response(
+    status: int, code: str, message: str, details: dict[str, Any] | None = None
+) -> JSONResponse:
+    """The same error in OpenAI's shape; an invalid request is a 400 there, not a 422."""
+    status = _OPENAI_INVALID_STATUS if status == _INVALID_STATUS else status
+    body = openai_error(status, code, message, _openai_param(details or {}))
+    return JSONResponse(status_code=status, content=jsonable_encoder(body))
+
+
+def _respond(
+    request: Request, status: int, code: str, message: str, details: Any = None
+) -> JSONResponse:
+    path = request.url.path
+    if path == OPENAI_PREFIX or path.startswith(f"{OPENAI_PREFIX}/"):
+        return openai_error_response(status, code, message, details)
+    return error_response(status, code, message, details)
+
+
+async def _graphrag_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GraphragError)
     if exc.http_status >= 500:
         log.warning("%s: %s", exc.code, exc.message)
-    return error_response(exc.http_status, exc.code, exc.message, exc.details)
+    return _respond(request, exc.http_status, exc.code, exc.message, exc.details)
 
 
-async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = [
         {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
         for e in exc.errors()
     ]
-    return error_response(422, "invalid_input", "the request is not valid", {"errors": errors})
+    return _respond(
+        request, _INVALID_STATUS, "invalid_input", "the request is not valid", {"errors": errors}
+    )
 
 
-async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
-    return error_response(exc.status_code, code, str(exc.detail))
+    return _respond(request, exc.status_code, code, str(exc.detail))
 
 
-async def _unstorable(_: Request, exc: Exception) -> JSONResponse:
+async def _unstorable(request: Request, exc: Exception) -> JSONResponse:
     # PostgreSQL refused a value the input carried (a NUL character, a number out of range):
     # bad input, and nothing was written (the request's transaction is rolled back).
     log.warning("value refused by the database: %s", getattr(exc, "orig", exc))
     message = "the request holds a value that cannot be stored (e.g. a NUL character)"
-    return error_response(422, "invalid_input", message)
+    return _respond(request, _INVALID_STATUS, "invalid_input", message)
 
 
-async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error", exc_info=exc)
-    return error_response(500, "internal_error", "an unexpected error occurred")
+    return _respond(request, 500, "internal_error", "an unexpected error occurred")
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Map every error to the envelope; unknown errors become a logged 500 without internals."""
+    """Map every error to the envelope (OpenAI's under `/v1`); unknown errors become a logged
+    500 without internals."""
     app.add_exception_handler(GraphragError, _graphrag_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

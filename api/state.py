@@ -10,6 +10,8 @@ from prometheus_client import CollectorRegistry
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from graphrag.chat.turn import ChatServices
+from graphrag.faces.services import FaceServices
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
@@ -47,3 +49,14 @@ class AppState:
             io=MemoryGraphIO(self.neo4j, self.settings.neo4j),
             embedder=self.embedder,
         )
+
+    def face_services(self) -> FaceServices:
+        """What the OpenAI-compatible and MCP faces use (they keep no conversation)."""
+        chat = ChatServices(
+            settings=self.settings,
+            sessions=self.sessions,
+            embedder=self.embedder,
+            llm=self.llm,
+            graph=self.graph,
+        )
+        return FaceServices(chat=chat, storage=self.storage, queue=self.queue)

@@ -151,6 +151,19 @@ def demo(
 
 
 @app.command()
+def mcp(
+    key: str = typer.Option(
+        ..., "--key", envvar="GRAPHRAG_API_KEY", help="an API key (or GRAPHRAG_API_KEY)"
+    ),
+) -> None:
+    """Serve the MCP tools over stdio, as the key's tenant with the key's capabilities."""
+    from graphrag.cli_mcp import serve_stdio
+
+    if not serve_stdio(get_settings(), key):
+        raise typer.Exit(code=1)
+
+
+@app.command()
 def status() -> None:
     """Print the status of PostgreSQL, Redis, the graph engine and the task outbox's backlog."""
     import redis

@@ -2,6 +2,7 @@
 
 GraphragError
 ├── NotFoundError            404 not_found
+│   └── UnknownModelError        404 model_not_found (a /v1 model id names no base)
 ├── ConflictError            409 conflict
 │   ├── DuplicateDocumentError   409 duplicate_document
 │   └── GraphNotEnabledForKbError 409 kb_graph_disabled
@@ -58,6 +59,7 @@ __all__ = [
     "PromptTemplateError",
     "ServiceUnavailableError",
     "UnauthorizedError",
+    "UnknownModelError",
     "UnsupportedMediaError",
 ]
 
@@ -77,6 +79,12 @@ class GraphragError(Exception):
 class NotFoundError(GraphragError):
     code = "not_found"
     http_status = 404
+
+
+class UnknownModelError(NotFoundError):
+    """A model id of the OpenAI-compatible face names no knowledge base of the caller."""
+
+    code = "model_not_found"
 
 
 class ConflictError(GraphragError):

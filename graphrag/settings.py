@@ -32,6 +32,7 @@ __all__ = [
     "DatabaseSettings",
     "EmbeddingSettings",
     "ExtractionSettings",
+    "FacesSettings",
     "GraphSearchSettings",
     "IngestSettings",
     "LlmSettings",
@@ -322,6 +323,18 @@ class PreviewSettings(_Section):
     max_suggested_tags: int = Field(gt=0)
 
 
+class FacesSettings(_Section):
+    """The OpenAI-compatible endpoint (`/v1`) and the MCP server (`/mcp` and stdio)."""
+
+    model_owner: str = Field(min_length=1, description="`owned_by` of the listed models")
+    max_conversation_chars: int = Field(gt=0)
+    chars_per_token: float = Field(gt=0)
+    mcp_server_name: str = Field(min_length=1)
+    mcp_allowed_hosts: list[str]
+    mcp_allowed_origins: list[str]
+    mcp_max_body_bytes: int = Field(gt=0)
+
+
 class MetricsSettings(_Section):
     """Prometheus metrics: the workers' exporter and the LLM latency buckets."""
 
@@ -372,6 +385,7 @@ class Settings(BaseSettings):
     auth: AuthSettings
     previews: PreviewSettings
     metrics: MetricsSettings
+    faces: FacesSettings
 
     @classmethod
     def settings_customise_sources(

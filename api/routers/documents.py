@@ -144,9 +144,7 @@ def add_text(
     tenant: TenantDep,
 ) -> KnowledgePublic:
     """Add raw text (Markdown) as a document."""
-    if len(body.content.encode("utf-8")) > settings.max_file_size_bytes:
-        raise FileTooLargeError(f"the text exceeds the {settings.max_file_size_mb} MB limit")
-    new = documents.text_document(body.title, body.content)
+    new = documents.text_import_document(settings, body)
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
     return _enqueue_new(session, relay, doc)
 

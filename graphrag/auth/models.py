@@ -8,6 +8,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from graphrag.errors import ForbiddenError
+
 __all__ = ["ApiKeyCreate", "ApiKeyCreated", "ApiKeyPublic", "Capability", "Principal"]
 
 
@@ -32,6 +34,15 @@ class Principal(BaseModel):
     def can(self, capability: Capability) -> bool:
         """Whether the caller holds `capability` (directly or through `admin`)."""
         return capability in self.capabilities or Capability.ADMIN in self.capabilities
+
+    def require(self, capability: Capability) -> uuid.UUID:
+        """The caller's tenant if it holds `capability`; `ForbiddenError` (403) otherwise."""
+        if not self.can(capability):
+            raise ForbiddenError(
+                f"this API key lacks the '{capability.value}' capability",
+                required=capability.value,
+            )
+        return self.tenant_id
 
 
 class ApiKeyCreate(BaseModel):

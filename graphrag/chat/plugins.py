@@ -40,8 +40,10 @@ def load_history(services: ChatServices, turn: ChatTurn) -> None:
 
     With the agent memory, the conversation is compacted by its rules (older messages folded
     into one stored summary past the budget, the last ones intact); without it, the last
-    `history_turns` messages are kept.
+    `history_turns` messages are kept. A turn without a session keeps the history it came with.
     """
+    if turn.session_id is None:
+        return  # a stateless turn: the caller gave the history
     chat = services.settings.chat
     with session_scope(services.sessions) as session:
         rows = session.execute(
@@ -147,6 +149,8 @@ def build_prompt(services: ChatServices, turn: ChatTurn) -> None:
         system = f"{system}\n\nThe conversation so far, summarised:\n{turn.history_summary}"
     if turn.memory_context:
         system = f"{system}\n\nWhat you remember about this user:\n{turn.memory_context}"
+    if turn.instructions:
+        system = f"{system}\n\nThe caller's instructions:\n{turn.instructions}"
     turn.messages = [
         ChatMessage(role="system", content=system),
         *turn.history,

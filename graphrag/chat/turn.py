@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.chat.schemas import ChatRequest, Reference
 from graphrag.graph.store import GraphStore
-from graphrag.llm.client import LlmClient
+from graphrag.llm.client import LlmClient, TokenUsage
 from graphrag.llm.prompts import ChatMessage
 from graphrag.search.embeddings import Embedder
 from graphrag.search.models import KbScope, SearchHit
@@ -59,11 +59,12 @@ class ChatTurn:
     """Filled stage by stage; each stage reads what earlier ones wrote."""
 
     tenant_id: uuid.UUID
-    session_id: uuid.UUID
+    session_id: uuid.UUID | None  # None: a stateless turn, whose caller sends the history
     owner: str
     request: ChatRequest
     scopes: list[KbScope]
     history: list[ChatMessage] = field(default_factory=list)
+    instructions: str = ""  # the caller's own system text, after ours
     history_summary: str | None = None
     memory_context: str = ""
     retrieval_query: str = ""
@@ -76,6 +77,7 @@ class ChatTurn:
     answer: str = ""
     completed: bool = False
     graph_truncated: bool = False
+    usage: TokenUsage = field(default_factory=TokenUsage)
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     @property

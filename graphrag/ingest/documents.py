@@ -18,7 +18,12 @@ from graphrag.db.accounting import reset_accounting
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.models import Chunk, Knowledge
 from graphrag.db.visibility import chunk_of_current_attempt
-from graphrag.errors import ConflictError, DuplicateDocumentError, NotFoundError
+from graphrag.errors import (
+    ConflictError,
+    DuplicateDocumentError,
+    FileTooLargeError,
+    NotFoundError,
+)
 from graphrag.ingest.file_names import safe_file_name
 from graphrag.ingest.file_types import detect_file_type
 from graphrag.ingest.schemas import (
@@ -28,6 +33,7 @@ from graphrag.ingest.schemas import (
     KnowledgeStages,
     Page,
     StageProgress,
+    TextImport,
 )
 from graphrag.ingest.storage import FileStorage
 from graphrag.kb.service import get_kb_row
@@ -46,6 +52,7 @@ __all__ = [
     "request_delete",
     "request_reparse",
     "text_document",
+    "text_import_document",
 ]
 
 
@@ -149,6 +156,13 @@ def add_document(
         raise _duplicate_error(existing) from exc
     session.refresh(doc)
     return KnowledgePublic.model_validate(doc)
+
+
+def text_import_document(settings: Settings, body: TextImport) -> NewDocument:
+    """A text import as a document; `FileTooLargeError` past the upload size cap."""
+    if len(body.content.encode("utf-8")) > settings.max_file_size_bytes:
+        raise FileTooLargeError(f"the text exceeds the {settings.max_file_size_mb} MB limit")
+    return text_document(body.title, body.content)
 
 
 def text_document(title: str, content: str) -> NewDocument:

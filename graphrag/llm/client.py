@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import httpx
@@ -21,7 +22,7 @@ from graphrag.llm.prompts import ChatMessage
 from graphrag.metrics import LlmMetrics
 from graphrag.settings import LlmSettings
 
-__all__ = ["AgentMessage", "LlmClient", "LlmReply", "ToolReply", "WireToolCall"]
+__all__ = ["AgentMessage", "LlmClient", "LlmReply", "TokenUsage", "ToolReply", "WireToolCall"]
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,14 @@ _TRANSIENT = (
     httpx.HTTPError,
     json.JSONDecodeError,
 )
+
+
+@dataclass
+class TokenUsage:
+    """Token counts of one completion as the LLM server reported them (None: not reported)."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 class LlmReply:
@@ -144,8 +153,20 @@ class LlmClient:
         wire = [m.wire() if isinstance(m, AgentMessage) else m.model_dump() for m in messages]
         return wire if self.settings.system_role else _fold_system(wire)
 
-    def stream(self, messages: list[ChatMessage], max_tokens: int | None = None) -> Iterator[str]:
-        """Text deltas of a streamed completion (interactive: no background slot is taken)."""
+    def stream(
+        self,
+        messages: list[ChatMessage],
+        max_tokens: int | None = None,
+        usage: TokenUsage | None = None,
+    ) -> Iterator[str]:
+        """Text deltas of a streamed completion (interactive: no background slot is taken).
+
+        With `usage`, the server is asked for its token counts, written there if it sends them
+        (servers that do not know the option ignore it).
+        """
+        options: dict[str, Any] = {}
+        if usage is not None:
+            options["stream_options"] = {"include_usage": True}
         try:
             chunks = self._client.chat.completions.create(
                 model=self.settings.model,
@@ -154,8 +175,12 @@ class LlmClient:
                 max_tokens=max_tokens or self.settings.max_tokens,
                 stream=True,
                 extra_body={"chat_template_kwargs": {"enable_thinking": False}},
+                **options,
             )
             for chunk in cast("Stream[ChatCompletionChunk]", chunks):
+                if usage is not None and chunk.usage is not None:
+                    usage.prompt_tokens = chunk.usage.prompt_tokens
+                    usage.completion_tokens = chunk.usage.completion_tokens
                 if chunk.choices and chunk.choices[0].delta.content:
                     yield chunk.choices[0].delta.content
         except _TRANSIENT as exc:

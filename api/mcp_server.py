@@ -1,0 +1,139 @@
+"""The MCP face: `graphrag.faces.tools` served with the official MCP SDK.
+
+The same server runs over streamable HTTP inside the API (`api.mcp_http`, at `/mcp`) and over
+stdio (`graphrag mcp --key ...`). The tools only adapt: who calls comes from `caller` (the
+HTTP request's API key, or the key given to the stdio command), the work from the core, and
+a refusal (missing capability, unknown base, bad argument) returns as a tool error naming the
+backend's stable code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from graphrag.auth.models import Principal
+from graphrag.errors import GraphragError
+from graphrag.faces import tools
+from graphrag.faces.services import FaceServices
+from graphrag.faces.tools import DocumentStatus, KnowledgeAnswer, KnowledgeBaseSummary
+from graphrag.graph.search_models import GraphSearchResponse
+from graphrag.ingest.schemas import KnowledgePublic
+from graphrag.search.models import SearchResponse
+from graphrag.settings import Settings
+
+__all__ = ["Caller", "McpContext", "ServicesOf", "build_mcp_server"]
+
+McpContext = Context[Any, Any]
+Caller = Callable[[McpContext], Principal]  # who is calling, from the request's context
+ServicesOf = Callable[[McpContext], FaceServices]  # the serving process's services
+T = TypeVar("T")
+
+KbArg = Annotated[str, Field(description="a knowledge base: its name, `kb/<name>` or its id")]
+_READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+_ASK = ToolAnnotations(readOnlyHint=True, openWorldHint=False, idempotentHint=False)
+_WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
+
+_INSTRUCTIONS = (
+    "Knowledge bases of documents with a knowledge graph. Find a base with "
+    "list_knowledge_bases, then search it (passages), graph_search it (entities and "
+    "relations) or ask it (an answer citing passages as [n]); add_text_document adds a "
+    "document, document_status follows its processing."
+)
+
+
+class _Tools:
+    """Binds the tool functions to the process's services and the caller's identity."""
+
+    def __init__(self, services: ServicesOf, caller: Caller) -> None:
+        self.services = services
+        self.caller = caller
+
+    def run(self, ctx: McpContext, fn: Callable[..., T], **arguments: Any) -> T:
+        try:
+            return fn(self.services(ctx), self.caller(ctx), **arguments)
+        except GraphragError as exc:
+            raise ToolError(f"{exc.code}: {exc.message}") from exc
+
+
+def build_mcp_server(settings: Settings, services: ServicesOf, caller: Caller) -> MCPServer[Any]:
+    """The MCP server with the six knowledge-base tools."""
+    server: MCPServer[Any] = MCPServer(
+        settings.faces.mcp_server_name, instructions=_INSTRUCTIONS, version=settings.version
+    )
+    bound = _Tools(services, caller)
+
+    @server.tool(annotations=_READ_ONLY)
+    def list_knowledge_bases(ctx: McpContext) -> list[KnowledgeBaseSummary]:
+        """The knowledge bases this key can read: id, name, description, graph switch."""
+        return bound.run(ctx, tools.list_knowledge_bases)
+
+    @server.tool(annotations=_READ_ONLY)
+    def search(
+        kb: KbArg,
+        query: Annotated[str, Field(min_length=1, description="what to look for")],
+        ctx: McpContext,
+        top_k: Annotated[int | None, Field(ge=1, description="most passages")] = None,
+        use_graph: Annotated[bool, Field(description="add the entities' passages")] = True,
+    ) -> SearchResponse:
+        """Passages of a base ranked by hybrid search (vector + keyword), plus those reached
+        through the knowledge graph from the query's entities when the base has a graph."""
+        return bound.run(ctx, tools.search, kb=kb, query=query, top_k=top_k, use_graph=use_graph)
+
+    @server.tool(annotations=_READ_ONLY)
+    def graph_search(
+        kb: KbArg,
+        entity: Annotated[str, Field(min_length=1, description="part of an entity's name")],
+        ctx: McpContext,
+        relation_types: Annotated[
+            list[str] | None, Field(description="only these relation types")
+        ] = None,
+        limit: Annotated[int | None, Field(ge=1, description="most entities")] = None,
+    ) -> GraphSearchResponse:
+        """Entities whose name contains `entity` (case-sensitive), their relations and the
+        passages they were read from."""
+        return bound.run(
+            ctx,
+            tools.graph_search,
+            kb=kb,
+            entity=entity,
+            relation_types=relation_types,
+            limit=limit,
+        )
+
+    @server.tool(annotations=_ASK)
+    def ask(
+        kb: Annotated[str, Field(description="a base, or several joined by + (kb/a+kb/b)")],
+        question: Annotated[str, Field(min_length=1)],
+        ctx: McpContext,
+        use_graph: Annotated[bool, Field(description="let the graph add passages")] = True,
+    ) -> KnowledgeAnswer:
+        """An answer from the base's passages, citing them as [n], with those references."""
+        return bound.run(ctx, tools.ask, kb=kb, question=question, use_graph=use_graph)
+
+    @server.tool(annotations=_WRITE)
+    def add_text_document(
+        kb: KbArg,
+        title: Annotated[str, Field(min_length=1, max_length=500)],
+        content: Annotated[str, Field(min_length=1, description="the text (Markdown)")],
+        ctx: McpContext,
+    ) -> KnowledgePublic:
+        """Add a text as a document of the base; it is parsed, indexed and (when the base has
+        a graph) read into the graph in the background: follow it with document_status."""
+        return bound.run(ctx, tools.add_text_document, kb=kb, title=title, content=content)
+
+    @server.tool(annotations=_READ_ONLY)
+    def document_status(
+        document_id: Annotated[str, Field(description="the id add_text_document returned")],
+        ctx: McpContext,
+    ) -> DocumentStatus:
+        """A document's status (pending, processing, finalizing, completed, failed...),
+        counts and per-stage progress."""
+        return bound.run(ctx, tools.document_status, document_id=document_id)
+
+    return server

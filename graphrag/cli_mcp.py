@@ -1,0 +1,75 @@
+"""`graphrag mcp`: the MCP tools over stdio, for one API key.
+
+The process opens the same services as the API (database, graph store, LLM, embedder, file
+storage, task queue) and serves the same MCP server as `/mcp`. The key is checked again on
+every tool call, so a key revoked meanwhile stops working at once. Stdout carries the MCP
+protocol only; messages go to stderr.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+
+from graphrag.auth.keys import verify_key
+from graphrag.auth.models import Principal
+from graphrag.chat.turn import ChatServices
+from graphrag.db.engine import make_engine, make_session_factory, session_scope
+from graphrag.errors import UnauthorizedError
+from graphrag.faces.services import FaceServices
+from graphrag.graph.factory import build_graph_store
+from graphrag.ingest.storage import FileStorage
+from graphrag.llm.client import LlmClient
+from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
+from graphrag.settings import Settings
+
+__all__ = ["serve_stdio"]
+
+_err = Console(stderr=True)
+
+
+@contextmanager
+def _face_services(settings: Settings) -> Iterator[FaceServices]:
+    from workers.celery_app import create_celery
+    from workers.queue import CeleryTaskQueue
+
+    engine = make_engine(settings)
+    chat = ChatServices(
+        settings=settings,
+        sessions=make_session_factory(engine),
+        embedder=build_embedder(settings.embedding),
+        llm=LlmClient(settings.llm),
+        graph=build_graph_store(settings),
+    )
+    queue = CeleryTaskQueue(create_celery(settings))
+    try:
+        yield FaceServices(
+            chat=chat, storage=FileStorage(settings.resolve(settings.storage_dir)), queue=queue
+        )
+    finally:
+        chat.graph.close()
+        if isinstance(chat.embedder, OpenAiCompatibleEmbedder):
+            chat.embedder.close()
+        engine.dispose()
+
+
+def serve_stdio(settings: Settings, key: str) -> bool:
+    """Serve until stdin closes; False (nothing served) if the key is refused at start."""
+    from api.mcp_server import build_mcp_server
+
+    with _face_services(settings) as services:
+
+        def caller(_ctx: object) -> Principal:
+            with session_scope(services.chat.sessions) as session:
+                return verify_key(session, settings.auth, key)
+
+        try:
+            caller(None)
+        except UnauthorizedError as exc:
+            _err.print(f"[red]{exc.message}[/]")
+            return False
+        server = build_mcp_server(settings, lambda _ctx: services, caller)
+        server.run("stdio")
+    return True

@@ -1,0 +1,202 @@
+"""The MCP server's tools as plain functions: each checks the caller's capability, then calls
+the core function the matching REST route calls, inside the caller's tenant.
+
+A base is named by its name, `kb/<name>` or its id; `ask` also takes several joined by `+`.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.orm import Session
+
+from graphrag.auth.models import Capability, Principal
+from graphrag.chat.query_entities import extract_query_entities
+from graphrag.chat.schemas import ChatEventType, ChatRequest, Reference
+from graphrag.chat.service import run_chat, start_stateless_turn
+from graphrag.db.engine import session_scope
+from graphrag.errors import InvalidInputError, LlmUnavailableError, NotFoundError
+from graphrag.faces.model_ids import resolve_kb, resolve_model
+from graphrag.faces.services import FaceServices
+from graphrag.graph.graph_search import search_graph
+from graphrag.graph.search_models import GraphSearchRequest, GraphSearchResponse
+from graphrag.ingest import documents
+from graphrag.ingest.schemas import KnowledgePublic, KnowledgeStages, TextImport
+from graphrag.kb.service import get_kb_row, kb_graph_on, list_kbs
+from graphrag.search.graph_complement import EntityGraphComplement
+from graphrag.search.kb_search import search_knowledge_base
+from graphrag.search.models import SearchRequest, SearchResponse
+
+__all__ = [
+    "DocumentStatus",
+    "KnowledgeAnswer",
+    "KnowledgeBaseSummary",
+    "add_text_document",
+    "ask",
+    "document_status",
+    "graph_search",
+    "list_knowledge_bases",
+    "search",
+]
+
+log = logging.getLogger(__name__)
+
+
+class KnowledgeBaseSummary(BaseModel):
+    id: uuid.UUID
+    name: str
+    description: str
+    graph_on: bool
+
+
+class KnowledgeAnswer(BaseModel):
+    """An answer citing its passages as [n], with those passages."""
+
+    answer: str
+    references: list[Reference]
+    entities: list[str]
+
+
+class DocumentStatus(BaseModel):
+    document: KnowledgePublic
+    stages: KnowledgeStages
+
+
+def _valid(model: type[BaseModel], **fields: Any) -> Any:
+    """`model` built from tool arguments; what it refuses is a 422 like the REST body's."""
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+        raise InvalidInputError("the arguments are not valid", errors=problems) from exc
+
+
+def list_knowledge_bases(
+    services: FaceServices, principal: Principal
+) -> list[KnowledgeBaseSummary]:
+    """The caller's live knowledge bases (needs `read`)."""
+    tenant = principal.require(Capability.READ)
+    with session_scope(services.chat.sessions) as session:
+        kbs = list_kbs(session, services.settings, tenant)
+    return [
+        KnowledgeBaseSummary(
+            id=kb.id, name=kb.name, description=kb.description, graph_on=kb.graph_on
+        )
+        for kb in kbs
+    ]
+
+
+def _complement(
+    services: FaceServices, session: Session, tenant: uuid.UUID, kb_id: uuid.UUID, query: str
+) -> EntityGraphComplement | None:
+    """The graph's part of a search: the question's entities, when the base's graph is on."""
+    settings = services.settings
+    if not kb_graph_on(settings, get_kb_row(session, tenant, kb_id)):
+        return None
+    try:
+        entities = extract_query_entities(services.chat.llm, query, settings.extraction)
+    except LlmUnavailableError as exc:
+        # The graph only adds to the other methods: without entity names it adds nothing.
+        log.warning("entity extraction failed, graph search skipped: %s", exc.message)
+        return None
+    return EntityGraphComplement(services.chat.graph, entities, settings.chat.graph_max_chunks)
+
+
+def search(
+    services: FaceServices,
+    principal: Principal,
+    kb: str,
+    query: str,
+    top_k: int | None = None,
+    use_graph: bool = True,
+) -> SearchResponse:
+    """Hybrid search (vector + keyword, fused) in one base, plus the chunks of the question's
+    entities when its graph is on (needs `read`)."""
+    tenant = principal.require(Capability.READ)
+    body: SearchRequest = _valid(SearchRequest, query=query, top_k=top_k, use_graph=use_graph)
+    with session_scope(services.chat.sessions) as session:
+        kb_id = resolve_kb(session, tenant, kb)
+        graph = _complement(services, session, tenant, kb_id, body.query) if use_graph else None
+        return search_knowledge_base(
+            session, services.settings, services.chat.embedder, tenant, kb_id, body, graph
+        )
+
+
+def graph_search(
+    services: FaceServices,
+    principal: Principal,
+    kb: str,
+    entity: str,
+    relation_types: list[str] | None = None,
+    limit: int | None = None,
+) -> GraphSearchResponse:
+    """Entities whose name contains `entity`, their relations and source chunks (needs `read`)."""
+    tenant = principal.require(Capability.READ)
+    body: GraphSearchRequest = _valid(
+        GraphSearchRequest, entity=entity, relation_types=relation_types, limit=limit
+    )
+    with session_scope(services.chat.sessions) as session:
+        kb_id = resolve_kb(session, tenant, kb)
+        return search_graph(session, services.settings, services.chat.graph, tenant, kb_id, body)
+
+
+def _kb_ids(session: Session, tenant: uuid.UUID, kb: str) -> list[uuid.UUID]:
+    try:
+        return [resolve_kb(session, tenant, kb)]
+    except NotFoundError:
+        pass
+    try:
+        return resolve_model(session, tenant, kb)
+    except NotFoundError as exc:
+        raise NotFoundError("knowledge base not found", kb=kb) from exc
+
+
+def ask(
+    services: FaceServices, principal: Principal, kb: str, question: str, use_graph: bool = True
+) -> KnowledgeAnswer:
+    """The knowledge chat's answer, without a stored session (needs `write`, like the chat)."""
+    tenant = principal.require(Capability.WRITE)
+    with session_scope(services.chat.sessions) as session:
+        kb_ids = _kb_ids(session, tenant, kb)
+    request: ChatRequest = _valid(ChatRequest, query=question, kb_ids=kb_ids, use_graph=use_graph)
+    turn = start_stateless_turn(services.chat, tenant, request, history=[])
+    events = list(run_chat(services.chat, turn))
+    error = next((e for e in events if e.type is ChatEventType.ERROR), None)
+    if error is not None:
+        raise LlmUnavailableError(error.data["message"])
+    return KnowledgeAnswer(answer=turn.answer, references=turn.references, entities=turn.entities)
+
+
+def add_text_document(
+    services: FaceServices, principal: Principal, kb: str, title: str, content: str
+) -> KnowledgePublic:
+    """Add text (Markdown) as a document and queue it for parsing (needs `write`)."""
+    tenant = principal.require(Capability.WRITE)
+    body: TextImport = _valid(TextImport, title=title, content=content)
+    new = documents.text_import_document(services.settings, body)
+    with session_scope(services.chat.sessions) as session:
+        kb_id = resolve_kb(session, tenant, kb)
+        doc = documents.add_document(
+            session, services.settings, services.storage, tenant, kb_id, new
+        )
+    services.queue.process_document(doc.id, doc.attempt)  # after the commit, as the REST route
+    return doc
+
+
+def document_status(
+    services: FaceServices, principal: Principal, document_id: str
+) -> DocumentStatus:
+    """A document's status, counts and per-stage progress (needs `read`)."""
+    tenant = principal.require(Capability.READ)
+    try:
+        knowledge_id = uuid.UUID(document_id)
+    except ValueError as exc:
+        raise InvalidInputError("document_id must be a document's id", id=document_id) from exc
+    with session_scope(services.chat.sessions) as session:
+        return DocumentStatus(
+            document=documents.get_document(session, tenant, knowledge_id),
+            stages=documents.get_stages(session, tenant, knowledge_id),
+        )
