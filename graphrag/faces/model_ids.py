@@ -87,7 +87,7 @@ def resolve_model(session: Session, tenant_id: uuid.UUID, model: str) -> list[uu
     found = [_one(session, tenant_id, part) for part in parts] if len(parts) > 1 else [None]
     if any(kb_id is None for kb_id in found):
         raise UnknownModelError(
-            f"the model '{model}' does not exist or you do not have access to it", param="model"
+            "the model does not exist or you do not have access to it", param="model"
         )
     return list(dict.fromkeys(kb_id for kb_id in found if kb_id is not None))
 

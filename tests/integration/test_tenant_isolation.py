@@ -232,6 +232,26 @@ def _list_keys(w: World) -> None:
     _no_leak(listed, w)
 
 
+def _list_models(w: World) -> None:
+    listed = w.a.get("/v1/models")
+    assert listed.status_code == 200, listed.text
+    _no_leak(listed, w)
+
+
+def _complete(w: World) -> None:
+    question = [{"role": "user", "content": "Who founded Harbor Logistics?"}]
+    for model in (w.kb_id, f"{w.kb_id}+{w.kb_id}"):
+        answer = w.a.post("/v1/chat/completions", json={"model": model, "messages": question})
+        assert answer.status_code == 404, answer.text
+        assert answer.json()["error"]["code"] == "model_not_found"
+        _no_leak(answer, w, ids=False)
+    # By name, A reaches only a base of its own (another case may have made one of that name).
+    by_name = {"model": f"kb/{w.kb_name}", "messages": question}
+    answer = w.a.post("/v1/chat/completions", json=by_name)
+    assert answer.status_code in (200, 404), answer.text
+    assert not any(secret in answer.text for secret in [B_TEXT, *w.ids()]), answer.text
+
+
 FILE = {"files": {"file": ("x.txt", b"A's text about Lyon.", "text/plain")}}
 CASES: dict[str, Callable[[World], None]] = {
     "GET /openapi.json": _open_without_tenant_data("GET", "/openapi.json"),
@@ -318,6 +338,8 @@ CASES: dict[str, Callable[[World], None]] = {
     "POST /api/v1/admin/api-keys": _create_key,
     "GET /api/v1/admin/api-keys": _list_keys,
     "DELETE /api/v1/admin/api-keys/{key_id}": _missing("DELETE", V1 + "/admin/api-keys/{key}"),
+    "GET /v1/models": _list_models,
+    "POST /v1/chat/completions": _complete,
 }
 
 
