@@ -30,8 +30,10 @@ __all__ = [
     "Completion",
     "complete",
     "completion_chunks",
+    "conversation",
     "list_models",
     "start_completion",
+    "usage_of",
 ]
 
 _COMPLETION_ID_BYTES = 12
@@ -80,8 +82,10 @@ def _text(message: MessageIn) -> str:
     return "\n".join(part.text or "" for part in message.content)
 
 
-def _conversation(request: CompletionRequest, max_chars: int) -> tuple[str, list[ChatMessage], str]:
-    """(question, history, instructions) of the request's messages."""
+def conversation(request: CompletionRequest, max_chars: int) -> tuple[str, list[ChatMessage], str]:
+    """(question, history, instructions) of the request's messages: the last one must be the
+    user's question; earlier user and assistant messages are the history, system and
+    developer messages the instructions; tool messages are left out."""
     texts = [_text(m) for m in request.messages]
     if sum(len(t) for t in texts) > max_chars:
         raise InvalidInputError(f"the messages exceed {max_chars} characters", param="messages")
@@ -103,7 +107,7 @@ def start_completion(
 ) -> Completion:
     """Check the caller (`write`, as the knowledge chat), the model and the messages."""
     tenant = principal.require(Capability.WRITE)
-    question, history, instructions = _conversation(
+    question, history, instructions = conversation(
         request, services.settings.faces.max_conversation_chars
     )
     with session_scope(services.chat.sessions) as session:
@@ -118,15 +122,14 @@ def start_completion(
     return Completion(request=request, turn=turn)
 
 
-def _usage(services: FaceServices, turn: ChatTurn) -> dict[str, int]:
+def usage_of(turn: ChatTurn, chars_per_token: float) -> dict[str, int]:
     """The LLM server's token counts, or an estimate from characters when it gave none."""
-    per_token = services.settings.faces.chars_per_token
     prompt = turn.usage.prompt_tokens
     if prompt is None:
-        prompt = math.ceil(sum(len(m.content) for m in turn.messages) / per_token)
+        prompt = math.ceil(sum(len(m.content) for m in turn.messages) / chars_per_token)
     answer = turn.usage.completion_tokens
     if answer is None:
-        answer = math.ceil(len(turn.answer) / per_token)
+        answer = math.ceil(len(turn.answer) / chars_per_token)
     return {"prompt_tokens": prompt, "completion_tokens": answer, "total_tokens": prompt + answer}
 
 
@@ -161,7 +164,8 @@ def _event_chunks(
     elif event.type is ChatEventType.DONE:
         yield _chunk(completion, _delta({}, "stop"))
         if completion.request.include_usage:
-            yield _chunk(completion, [], usage=_usage(services, turn))
+            usage = usage_of(turn, services.settings.faces.chars_per_token)
+            yield _chunk(completion, [], usage=usage)
     elif event.type is ChatEventType.ERROR:
         status = LlmUnavailableError.http_status
         yield openai_error(status, event.data["code"], event.data["message"])
@@ -195,7 +199,7 @@ def complete(services: FaceServices, completion: Completion) -> dict[str, Any]:
                 "finish_reason": "stop",
             }
         ],
-        "usage": _usage(services, turn),
+        "usage": usage_of(turn, services.settings.faces.chars_per_token),
         "references": _references(turn),
         "entities": turn.entities,
     }
