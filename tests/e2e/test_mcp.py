@@ -207,6 +207,7 @@ def test_every_tool_end_to_end(
 
         found = _ok(await client.call_tool("search", {"kb": kb["id"], "query": "Quillon Ferries"}))
         assert added["id"] in {hit["knowledge_id"] for hit in found["hits"]}
+        assert found["graph_used"] is True  # the query's entities were looked up in the graph
 
         graph = _ok(
             await client.call_tool("graph_search", {"kb": f"kb/{kb['name']}", "entity": "Maren"})
