@@ -48,33 +48,24 @@ _INSTRUCTIONS = (
 
 
 class _Tools:
-    """Binds the tool functions to the process's services and the caller's identity."""
+    """The tools, bound to the process's services and to how the caller is known."""
 
     def __init__(self, services: ServicesOf, caller: Caller) -> None:
         self.services = services
         self.caller = caller
 
-    def run(self, ctx: McpContext, fn: Callable[..., T], **arguments: Any) -> T:
+    def _run(self, ctx: McpContext, fn: Callable[..., T], **arguments: Any) -> T:
         try:
             return fn(self.services(ctx), self.caller(ctx), **arguments)
         except GraphragError as exc:
             raise ToolError(f"{exc.code}: {exc.message}") from exc
 
-
-def build_mcp_server(settings: Settings, services: ServicesOf, caller: Caller) -> MCPServer[Any]:
-    """The MCP server with the six knowledge-base tools."""
-    server: MCPServer[Any] = MCPServer(
-        settings.faces.mcp_server_name, instructions=_INSTRUCTIONS, version=settings.version
-    )
-    bound = _Tools(services, caller)
-
-    @server.tool(annotations=_READ_ONLY)
-    def list_knowledge_bases(ctx: McpContext) -> list[KnowledgeBaseSummary]:
+    def list_knowledge_bases(self, ctx: McpContext) -> list[KnowledgeBaseSummary]:
         """The knowledge bases this key can read: id, name, description, graph switch."""
-        return bound.run(ctx, tools.list_knowledge_bases)
+        return self._run(ctx, tools.list_knowledge_bases)
 
-    @server.tool(annotations=_READ_ONLY)
     def search(
+        self,
         kb: KbArg,
         query: Annotated[str, Field(min_length=1, description="what to look for")],
         ctx: McpContext,
@@ -83,10 +74,10 @@ def build_mcp_server(settings: Settings, services: ServicesOf, caller: Caller) -
     ) -> SearchResponse:
         """Passages of a base ranked by hybrid search (vector + keyword), plus those reached
         through the knowledge graph from the query's entities when the base has a graph."""
-        return bound.run(ctx, tools.search, kb=kb, query=query, top_k=top_k, use_graph=use_graph)
+        return self._run(ctx, tools.search, kb=kb, query=query, top_k=top_k, use_graph=use_graph)
 
-    @server.tool(annotations=_READ_ONLY)
     def graph_search(
+        self,
         kb: KbArg,
         entity: Annotated[str, Field(min_length=1, description="part of an entity's name")],
         ctx: McpContext,
@@ -97,7 +88,7 @@ def build_mcp_server(settings: Settings, services: ServicesOf, caller: Caller) -
     ) -> GraphSearchResponse:
         """Entities whose name contains `entity` (case-sensitive), their relations and the
         passages they were read from."""
-        return bound.run(
+        return self._run(
             ctx,
             tools.graph_search,
             kb=kb,
@@ -106,18 +97,18 @@ def build_mcp_server(settings: Settings, services: ServicesOf, caller: Caller) -
             limit=limit,
         )
 
-    @server.tool(annotations=_ASK)
     def ask(
+        self,
         kb: Annotated[str, Field(description="a base, or several joined by + (kb/a+kb/b)")],
         question: Annotated[str, Field(min_length=1)],
         ctx: McpContext,
         use_graph: Annotated[bool, Field(description="let the graph add passages")] = True,
     ) -> KnowledgeAnswer:
         """An answer from the base's passages, citing them as [n], with those references."""
-        return bound.run(ctx, tools.ask, kb=kb, question=question, use_graph=use_graph)
+        return self._run(ctx, tools.ask, kb=kb, question=question, use_graph=use_graph)
 
-    @server.tool(annotations=_WRITE)
     def add_text_document(
+        self,
         kb: KbArg,
         title: Annotated[str, Field(min_length=1, max_length=500)],
         content: Annotated[str, Field(min_length=1, description="the text (Markdown)")],
@@ -125,15 +116,35 @@ def build_mcp_server(settings: Settings, services: ServicesOf, caller: Caller) -
     ) -> KnowledgePublic:
         """Add a text as a document of the base; it is parsed, indexed and (when the base has
         a graph) read into the graph in the background: follow it with document_status."""
-        return bound.run(ctx, tools.add_text_document, kb=kb, title=title, content=content)
+        return self._run(ctx, tools.add_text_document, kb=kb, title=title, content=content)
 
-    @server.tool(annotations=_READ_ONLY)
     def document_status(
+        self,
         document_id: Annotated[str, Field(description="the id add_text_document returned")],
         ctx: McpContext,
     ) -> DocumentStatus:
         """A document's status (pending, processing, finalizing, completed, failed...),
         counts and per-stage progress."""
-        return bound.run(ctx, tools.document_status, document_id=document_id)
+        return self._run(ctx, tools.document_status, document_id=document_id)
 
+
+# Each tool and what it does to the knowledge bases, for clients that ask before calling.
+_TOOLS: dict[str, ToolAnnotations] = {
+    "list_knowledge_bases": _READ_ONLY,
+    "search": _READ_ONLY,
+    "graph_search": _READ_ONLY,
+    "ask": _ASK,
+    "add_text_document": _WRITE,
+    "document_status": _READ_ONLY,
+}
+
+
+def build_mcp_server(settings: Settings, services: ServicesOf, caller: Caller) -> MCPServer[Any]:
+    """The MCP server with the six knowledge-base tools."""
+    server: MCPServer[Any] = MCPServer(
+        settings.faces.mcp_server_name, instructions=_INSTRUCTIONS, version=settings.version
+    )
+    bound = _Tools(services, caller)
+    for name, hints in _TOOLS.items():
+        server.add_tool(getattr(bound, name), name=name, annotations=hints)
     return server

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+import redis
 from celery import Celery
 from neo4j import Driver
 from sqlalchemy import Engine
@@ -48,9 +49,17 @@ def database_url(services_env: dict[str, str]) -> Iterator[str]:
     drop_database(url)
 
 
-# Redis databases for test sessions: one picked at random per session, so that two sessions
-# running at once (and their workers) never exchange tasks. Database 0 is the demo's.
+# Redis databases for test sessions: one picked at random per session among those no client
+# is using, so that two sessions running at once (and their workers) never exchange tasks.
+# Database 0 is the demo's.
 TEST_REDIS_DBS = range(4, 16)
+
+
+def _free_redis_db(server_url: str) -> int:
+    """A test database of the Redis server that no connected client uses (any if none is)."""
+    with redis.Redis.from_url(server_url) as client:
+        busy = {int(c["db"]) for c in client.client_list()}
+    return random.choice([db for db in TEST_REDIS_DBS if db not in busy] or list(TEST_REDIS_DBS))
 
 
 # Graph retries in tests: short waits, so fault tests finish in seconds.
@@ -68,7 +77,8 @@ def settings_env(
     services_env: dict[str, str], database_url: str, scripted_llm: ScriptedLlmServer
 ) -> dict[str, str]:
     """The environment of this session's processes (the API in threads, the worker process)."""
-    redis_url = services_env["REDIS_URL"].rsplit("/", 1)[0] + f"/{random.choice(TEST_REDIS_DBS)}"
+    server = services_env["REDIS_URL"].rsplit("/", 1)[0]
+    redis_url = f"{server}/{_free_redis_db(server + '/0')}"
     return {
         **services_env,
         **TEST_ENV,
