@@ -6,7 +6,6 @@ A base is named by its name, `kb/<name>` or its id; `ask` also takes several joi
 
 from __future__ import annotations
 
-import logging
 import uuid
 from typing import Any
 
@@ -14,7 +13,6 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 
 from graphrag.auth.models import Capability, Principal
-from graphrag.chat.query_entities import extract_query_entities
 from graphrag.chat.schemas import ChatEventType, ChatRequest, Reference
 from graphrag.chat.service import run_chat, start_stateless_turn
 from graphrag.db.engine import session_scope
@@ -25,10 +23,10 @@ from graphrag.graph.graph_search import search_graph
 from graphrag.graph.search_models import GraphSearchRequest, GraphSearchResponse
 from graphrag.ingest import documents
 from graphrag.ingest.schemas import KnowledgePublic, KnowledgeStages, TextImport
-from graphrag.kb.service import get_kb_row, kb_graph_on, list_kbs
-from graphrag.search.graph_complement import EntityGraphComplement
+from graphrag.kb.service import list_kbs
 from graphrag.search.kb_search import search_knowledge_base
 from graphrag.search.models import SearchRequest, SearchResponse
+from graphrag.search.retrieval import GraphSource
 
 __all__ = [
     "DocumentStatus",
@@ -41,8 +39,6 @@ __all__ = [
     "list_knowledge_bases",
     "search",
 ]
-
-log = logging.getLogger(__name__)
 
 
 class KnowledgeBaseSummary(BaseModel):
@@ -89,22 +85,6 @@ def list_knowledge_bases(
     ]
 
 
-def _complement(
-    services: FaceServices, session: Session, tenant: uuid.UUID, kb_id: uuid.UUID, query: str
-) -> EntityGraphComplement | None:
-    """The graph's part of a search: the question's entities, when the base's graph is on."""
-    settings = services.settings
-    if not kb_graph_on(settings, get_kb_row(session, tenant, kb_id)):
-        return None
-    try:
-        entities = extract_query_entities(services.chat.llm, query, settings.extraction)
-    except LlmUnavailableError as exc:
-        # The graph only adds to the other methods: without entity names it adds nothing.
-        log.warning("entity extraction failed, graph search skipped: %s", exc.message)
-        return None
-    return EntityGraphComplement(services.chat.graph, entities, settings.chat.graph_max_chunks)
-
-
 def search(
     services: FaceServices,
     principal: Principal,
@@ -113,15 +93,16 @@ def search(
     top_k: int | None = None,
     use_graph: bool = True,
 ) -> SearchResponse:
-    """Hybrid search (vector + keyword, fused) in one base, plus the chunks of the question's
-    entities when its graph is on (needs `read`)."""
+    """Vector, keyword and (when the base's graph is on) graph-ranked passages of one base,
+    fused as the REST search does (needs `read`)."""
     tenant = principal.require(Capability.READ)
     body: SearchRequest = _valid(SearchRequest, query=query, top_k=top_k, use_graph=use_graph)
-    with session_scope(services.chat.sessions) as session:
+    chat = services.chat
+    graph = GraphSource(store=chat.graph, embed=chat.embedder.embed)
+    with session_scope(chat.sessions) as session:
         kb_id = resolve_kb(session, tenant, kb)
-        graph = _complement(services, session, tenant, kb_id, body.query) if use_graph else None
         return search_knowledge_base(
-            session, services.settings, services.chat.embedder, tenant, kb_id, body, graph
+            session, services.settings, chat.embedder, tenant, kb_id, body, graph
         )
 
 
