@@ -59,4 +59,4 @@ class AppState:
             llm=self.llm,
             graph=self.graph,
         )
-        return FaceServices(chat=chat, storage=self.storage, queue=self.queue)
+        return FaceServices(chat=chat, storage=self.storage, relay=self.relay)

@@ -1,9 +1,9 @@
 """`graphrag mcp`: the MCP tools over stdio, for one API key.
 
 The process opens the same services as the API (database, graph store, LLM, embedder, file
-storage, task queue) and serves the same MCP server as `/mcp`. The key is checked again on
-every tool call, so a key revoked meanwhile stops working at once. Stdout carries the MCP
-protocol only; messages go to stderr.
+storage, the outbox relay that sends tasks) and serves the same MCP server as `/mcp`. The key
+is checked again on every tool call, so a key revoked meanwhile stops working at once. Stdout
+carries the MCP protocol only; messages go to stderr.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.errors import UnauthorizedError
 from graphrag.faces.services import FaceServices
 from graphrag.graph.factory import build_graph_store
+from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
 from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
@@ -43,12 +44,14 @@ def _face_services(settings: Settings) -> Iterator[FaceServices]:
         llm=LlmClient(settings.llm),
         graph=build_graph_store(settings),
     )
-    queue = CeleryTaskQueue(create_celery(settings))
+    relay = RelayLoop(chat.sessions, CeleryTaskQueue(create_celery(settings)), settings.outbox)
+    relay.start()
     try:
         yield FaceServices(
-            chat=chat, storage=FileStorage(settings.resolve(settings.storage_dir)), queue=queue
+            chat=chat, storage=FileStorage(settings.resolve(settings.storage_dir)), relay=relay
         )
     finally:
+        relay.stop(settings.outbox.relay_interval_s)
         chat.graph.close()
         if isinstance(chat.embedder, OpenAiCompatibleEmbedder):
             chat.embedder.close()

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphrag.chat.turn import ChatServices
+from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
 from graphrag.settings import Settings
-from graphrag.task_queue import TaskQueue
 
 __all__ = ["FaceServices"]
 
@@ -15,11 +15,11 @@ __all__ = ["FaceServices"]
 @dataclass(frozen=True)
 class FaceServices:
     """The chat's services (without the agent memory: the faces keep no conversation), plus
-    file storage and the task queue for documents added through a face."""
+    file storage and the outbox relay for documents added through a face."""
 
     chat: ChatServices
     storage: FileStorage
-    queue: TaskQueue
+    relay: RelayLoop  # kicked after a commit that wrote outbox rows
 
     @property
     def settings(self) -> Settings:

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from graphrag.auth.models import Capability, Principal
 from graphrag.chat.schemas import ChatEventType, ChatRequest, Reference
 from graphrag.chat.service import run_chat, start_stateless_turn
+from graphrag.db import outbox
 from graphrag.db.engine import session_scope
 from graphrag.errors import InvalidInputError, LlmUnavailableError, NotFoundError
 from graphrag.faces.model_ids import resolve_kb, resolve_model
@@ -98,7 +99,7 @@ def search(
     tenant = principal.require(Capability.READ)
     body: SearchRequest = _valid(SearchRequest, query=query, top_k=top_k, use_graph=use_graph)
     chat = services.chat
-    graph = GraphSource(store=chat.graph, embed=chat.embedder.embed)
+    graph = GraphSource(store=chat.graph)
     with session_scope(chat.sessions) as session:
         kb_id = resolve_kb(session, tenant, kb)
         return search_knowledge_base(
@@ -163,7 +164,9 @@ def add_text_document(
         doc = documents.add_document(
             session, services.settings, services.storage, tenant, kb_id, new
         )
-    services.queue.process_document(doc.id, doc.attempt)  # after the commit, as the REST route
+        # The task commits with the document, as in the REST route; the relay sends it.
+        outbox.enqueue(session, outbox.process_document(doc.id, doc.attempt))
+    services.relay.kick()
     return doc
 
 
