@@ -27,6 +27,7 @@ from tests.support.isolated_worker import (
     core_context,
     finished,
     on_own_queues,
+    own_database,
     read_document,
     wait_document,
 )
@@ -78,11 +79,16 @@ def _queue_length(url: str, queue: str) -> int:
 
 
 def test_bomb_killing_its_worker_twice_ends_failed_and_the_rest_completes(
-    settings: Settings, settings_env: dict[str, str], session_factory: sessionmaker[Session]
+    settings: Settings, settings_env: dict[str, str], services_env: dict[str, str]
 ) -> None:
+    moved, env = on_own_queues(settings, settings_env)
+    with own_database(services_env["DATABASE_URL"], moved, env) as (own, env, sessions):
+        _chaos(own, env, sessions)
+
+
+def _chaos(own: Settings, env: dict[str, str], session_factory: sessionmaker[Session]) -> None:
     from workers.celery_app import create_celery
 
-    own, env = on_own_queues(settings, settings_env)
     celery: Celery = create_celery(own)
     celery.control.purge()
     ctx = core_context(own, session_factory, DisabledGraphStore())

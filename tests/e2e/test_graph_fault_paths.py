@@ -35,6 +35,7 @@ from tests.support.isolated_worker import (
     core_context,
     finished,
     on_own_queues,
+    own_database,
     wait_document,
 )
 from tests.support.services import data_dir
@@ -133,13 +134,23 @@ def test_neo4j_client_error_fails_the_chunk_without_retry(
 def test_llm_slot_wait_timeout_is_retried_until_a_slot_frees(
     settings: Settings,
     settings_env: dict[str, str],
+    services_env: dict[str, str],
+    fresh_scripted_llm: ScriptedLlmServer,
+) -> None:
+    moved, env = on_own_queues(settings, settings_env)
+    with own_database(services_env["DATABASE_URL"], moved, env) as (own, env, sessions):
+        _slots_held_then_freed(own, env, sessions, fresh_scripted_llm)
+
+
+def _slots_held_then_freed(
+    own: Settings,
+    env: dict[str, str],
     session_factory: sessionmaker[Session],
     fresh_scripted_llm: ScriptedLlmServer,
 ) -> None:
     from workers.celery_app import create_celery
     from workers.scope import llm_slots_key
 
-    own, env = on_own_queues(settings, settings_env)
     env = {**env, "LLM_CONCURRENCY_WAIT_S": "0.5"}
     celery = create_celery(own)
     celery.control.purge()

@@ -29,10 +29,22 @@ from tests.support.isolated_worker import (
     add_and_enqueue,
     core_context,
     on_own_queues,
+    own_database,
     read_document,
 )
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture()
+def session_factory(
+    settings: Settings, settings_env: dict[str, str], services_env: dict[str, str]
+) -> Iterator[sessionmaker[Session]]:
+    """A database of this test's own: the session's worker and API relays never send its
+    outbox rows, so its tasks wait as the test means them to."""
+    moved, env = on_own_queues(settings, settings_env)
+    with own_database(services_env["DATABASE_URL"], moved, env) as (_, _, sessions):
+        yield sessions
 
 
 @pytest.fixture()

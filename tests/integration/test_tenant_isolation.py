@@ -263,6 +263,7 @@ CASES: dict[str, Callable[[World], None]] = {
     "GET /api/v1/me": _open_without_tenant_data("GET", f"{V1}/me"),
     "GET /api/v1/chunks/{chunk_id}": _missing("GET", V1 + "/chunks/{chunk}"),
     "GET /api/v1/system": _open_without_tenant_data("GET", f"{V1}/system"),
+    "GET /metrics": _open_without_tenant_data("GET", "/metrics"),
     "POST /api/v1/knowledge-bases": _create_kb,
     "GET /api/v1/knowledge-bases": _list_kbs,
     "GET /api/v1/knowledge-bases/{kb_id}": _missing("GET", V1 + "/knowledge-bases/{kb}"),
@@ -272,6 +273,11 @@ CASES: dict[str, Callable[[World], None]] = {
     "DELETE /api/v1/knowledge-bases/{kb_id}": _missing("DELETE", V1 + "/knowledge-bases/{kb}"),
     "POST /api/v1/knowledge-bases/{kb_id}/knowledge/file": _missing(
         "POST", V1 + "/knowledge-bases/{kb}/knowledge/file", **FILE
+    ),
+    "POST /api/v1/knowledge-bases/{kb_id}/knowledge/files": _missing(
+        "POST",
+        V1 + "/knowledge-bases/{kb}/knowledge/files",
+        files=[("files", ("x.txt", b"A's text about Lyon.", "text/plain"))],
     ),
     "POST /api/v1/knowledge-bases/{kb_id}/knowledge/url": _missing(
         "POST", V1 + "/knowledge-bases/{kb}/knowledge/url", json={"url": "http://127.0.0.1:9/x"}
