@@ -127,13 +127,9 @@ def test_graph_matches_the_scripted_extractions(
     calls = fresh_scripted_llm.requests("/v1/chat/completions")
     assert len(calls) == 4
     stages = http.get(f"/api/v1/knowledge/{doc['id']}/stages").json()["stages"]
-    assert stages["graph"] == {
-        "status": "done",
-        "done": 4,
-        "total": 4,
-        "skipped": 0,
-        "detail": None,
-    }
+    graph_stage = stages["graph"]
+    assert graph_stage.pop("seconds") > 0  # the stage's own wall time
+    assert graph_stage == {"status": "done", "done": 4, "total": 4, "skipped": 0, "detail": None}
     remove_label(neo4j_driver, kb["id"])
 
 
