@@ -18,7 +18,8 @@ pytestmark = pytest.mark.integration
 
 BASE = "/api/v1/initialization/extract"
 LIMIT = 5000  # previews.max_text_chars in config/settings.yaml
-PROTOCOL_LINE = "You turn a passage of text into a small knowledge graph."
+# The first line of the ingestion protocol (prompt_templates/extract_graph.yaml).
+PROTOCOL_LINE = "Turn the passage into a small knowledge graph."
 GRAPH = {
     "nodes": [
         {"name": "Ada Moreau", "attributes": ["engineer"]},
