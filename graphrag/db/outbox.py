@@ -159,10 +159,9 @@ def record_start(session: Session, name: str, args: Sequence[object]) -> None:
 
 
 def record_retry(session: Session, name: str, args: Sequence[object]) -> None:
-    """A task scheduled its own retry: it waits in the broker again, not running."""
-    session.execute(
-        update(OutboxTask).where(_live(name, args)).values(sent_at=func.now(), started_at=None)
-    )
+    """A task scheduled its own retry: Celery still owns it, so it keeps its start time and is
+    never re-sent as a lost message (only its visibility timeout can send it again)."""
+    session.execute(update(OutboxTask).where(_live(name, args)).values(sent_at=func.now()))
 
 
 def record_failure(session: Session, name: str, args: Sequence[object], error: str) -> None:
