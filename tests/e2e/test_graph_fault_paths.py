@@ -9,7 +9,6 @@ import json
 import threading
 import time
 import uuid
-from typing import Any
 
 import httpx
 import pytest
@@ -50,12 +49,21 @@ def _calls_for(llm: ScriptedLlmServer, marker: str) -> int:
     return sum(1 for r in llm.requests("/v1/chat/completions") if marker in json.dumps(r.body))
 
 
-def _failed_bravo(http: httpx.Client, doc: dict[str, Any]) -> dict[str, Any]:
+def _bravo_fails_once(
+    http: httpx.Client, llm: ScriptedLlmServer, driver: Driver, reason: str
+) -> None:
+    """Upload the three-part document: its BRAVO chunk fails after one call with `reason`, the
+    document completes, and the other chunks' graph stands."""
+    kb = graph_kb(http)
+    doc = wait_terminal(http, upload(http, kb["id"], "f.md", document_text().encode()).json()["id"])
     assert doc["parse_status"] == "completed", doc
     assert doc["failed_chunk_count"] == 1 and doc["pending_subtasks_count"] == 0
     failed = [c for c in all_chunks(http, doc["id"]) if c["graph_status"] == "failed"]
     assert len(failed) == 1 and failed[0]["content"].startswith("BRAVO")
-    return failed[0]
+    assert reason in failed[0]["graph_error"]
+    assert _calls_for(llm, "BRAVO.") == 1
+    assert "Ada Moreau" in graph_nodes(driver, doc["id"])
+    remove_label(driver, kb["id"])
 
 
 def test_llm_bad_request_fails_the_chunk_without_retry(
@@ -65,13 +73,7 @@ def test_llm_bad_request_fails_the_chunk_without_retry(
     neo4j_driver: Driver,
 ) -> None:
     script_extractions(fresh_scripted_llm, BRAVO={"status": 400})
-    kb = graph_kb(http)
-    doc = wait_terminal(http, upload(http, kb["id"], "f.md", document_text().encode()).json()["id"])
-    chunk = _failed_bravo(http, doc)
-    assert "refused the request (400)" in chunk["graph_error"]
-    assert _calls_for(fresh_scripted_llm, "BRAVO.") == 1
-    assert "Ada Moreau" in graph_nodes(neo4j_driver, doc["id"])
-    remove_label(neo4j_driver, kb["id"])
+    _bravo_fails_once(http, fresh_scripted_llm, neo4j_driver, "refused the request (400)")
 
 
 def test_lone_surrogate_in_model_json_fails_the_chunk_without_retry(
@@ -88,13 +90,7 @@ def test_lone_surrogate_in_model_json_fails_the_chunk_without_retry(
     fresh_scripted_llm.set_rules(
         [{**surrogate, "reply": {"content": broken}}, *rules], default={"content": "none"}
     )
-    kb = graph_kb(http)
-    doc = wait_terminal(http, upload(http, kb["id"], "s.md", document_text().encode()).json()["id"])
-    chunk = _failed_bravo(http, doc)
-    assert "cannot be encoded" in chunk["graph_error"]
-    assert _calls_for(fresh_scripted_llm, "BRAVO.") == 1
-    assert "Ada Moreau" in graph_nodes(neo4j_driver, doc["id"])
-    remove_label(neo4j_driver, kb["id"])
+    _bravo_fails_once(http, fresh_scripted_llm, neo4j_driver, "cannot be encoded")
 
 
 def test_neo4j_client_error_fails_the_chunk_without_retry(

@@ -4,7 +4,6 @@ once it is on again: no node outlives its document or base."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
 from celery import Celery
@@ -28,34 +27,10 @@ from graphrag.settings import Settings
 from tests.support.isolated_worker import (
     add_and_enqueue,
     core_context,
-    on_own_queues,
-    own_database,
     read_document,
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture()
-def session_factory(
-    settings: Settings, settings_env: dict[str, str], services_env: dict[str, str]
-) -> Iterator[sessionmaker[Session]]:
-    """A database of this test's own: the session's worker and API relays never send its
-    outbox rows, so its tasks wait as the test means them to."""
-    moved, env = on_own_queues(settings, settings_env)
-    with own_database(services_env["DATABASE_URL"], moved, env) as (_, _, sessions):
-        yield sessions
-
-
-@pytest.fixture()
-def idle_celery(settings: Settings, settings_env: dict[str, str]) -> Iterator[Celery]:
-    from workers.celery_app import create_celery
-
-    own, _ = on_own_queues(settings, settings_env)  # no worker listens: tasks wait, then go
-    celery = create_celery(own)
-    celery.control.purge()
-    yield celery
-    celery.control.purge()
 
 
 def _contexts(
