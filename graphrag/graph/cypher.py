@@ -17,10 +17,7 @@ __all__ = [
     "DELETE_ORPHAN_BASE_ENTITIES",
     "DOCUMENT_ENTITY_KEYS",
     "ENTITY_KEY_CONSTRAINT",
-    "ENTITY_NEIGHBOURHOOD",
     "ENTITY_RELATIONS",
-    "KEYS_BY_VECTOR",
-    "KEYS_BY_WORDS",
     "KEYS_WITHOUT_VECTOR",
     "MATCH_ENTITIES",
     "MERGE_NODES",
@@ -29,6 +26,7 @@ __all__ = [
     "SET_KEY_VECTORS",
     "drop_name_index_ddl",
     "name_index_ddl",
+    "neighbourhood_query",
     "vector_index_ddl",
 ]
 
@@ -51,17 +49,6 @@ CREATE FULLTEXT INDEX base_entity_words IF NOT EXISTS
 FOR (c:BaseEntity) ON EACH [c.key, c.scope]
 """
 
-# Keys of the base holding every word of a name ("kimber" finds "kimber manufacturing"), at most
-# $limit per name, best first. Each $queries entry's `lucene` is built from the name's words
-# (letters and digits only, so no query syntax) and the base's scope token.
-KEYS_BY_WORDS = """
-UNWIND $queries AS q
-CALL db.index.fulltext.queryNodes('base_entity_words', q.lucene, {limit: $limit})
-YIELD node, score
-WHERE node.kb = $kb
-RETURN q.name AS name, collect(node.key) AS keys
-"""
-
 # Name vectors of the base nodes, for near matches of a question's names ("Kimber Mfg." and
 # "Kimber Manufacturing"). Written once per key at graph-build time; a base node removed with
 # its last document takes its vector with it.
@@ -76,17 +63,6 @@ SET_KEY_VECTORS = """
 UNWIND $rows AS row
 MATCH (c:BaseEntity {kb: $kb, key: row.key})
 SET c.embedding = row.vector
-"""
-
-# The vector index is shared by every base: $probe candidates are read, then those of the base
-# with a cosine similarity of at least $threshold are kept, best first.
-KEYS_BY_VECTOR = """
-UNWIND $queries AS q
-CALL db.index.vector.queryNodes('base_entity_vectors', $probe, q.vector) YIELD node, score
-WHERE node.kb = $kb AND score >= $threshold
-WITH q, node, score
-ORDER BY score DESC
-RETURN q.name AS name, collect({key: node.key, score: score})[..$limit] AS matches
 """
 
 # One row per entity: merge on (name, kg) under both namespace labels, then grow the lists, so
@@ -215,15 +191,43 @@ LIMIT $probe
 """
 
 
-# The subgraph around name keys of one base, read in one query: for each key that has a base
-# node, the number of document nodes linked to it, then at most $max_instances of them (of the
-# documents $kgs, when given) with their chunks, and for each at most $max_neighbours related
-# entities with their keys and chunks. Chunk lists are cut at $max_chunks, so a hub entity named
-# in thousands of chunks costs no more than any other.
-ENTITY_NEIGHBOURHOOD = """
+# Where a neighbourhood read starts: base nodes of exact keys, each with no match record.
+_EXACT_KEYS = """
 UNWIND $keys AS key
 MATCH (c:BaseEntity {kb: $kb, key: key})
-WITH c, COUNT { (c)<-[:INSTANCE_OF]-() } AS instances
+RETURN c, null AS via
+"""
+
+# Base nodes holding every word of a name ("kimber" finds "kimber manufacturing"), at most
+# $word_limit per name. Each $words entry's `lucene` is built from the name's words (letters and
+# digits only, so no query syntax) and the base's scope token.
+_WORD_KEYS = """
+UNWIND $words AS q
+CALL db.index.fulltext.queryNodes('base_entity_words', q.lucene, {limit: $word_limit})
+YIELD node
+WITH q, node WHERE node.kb = $kb
+RETURN node AS c, {kind: 'words', name: q.name, score: 1.0} AS via
+"""
+
+# Base nodes whose name vector is near a name's ("Kimber Mfg." and "Kimber Manufacturing"). The
+# vector index is shared by every base: $probe candidates are read, those of the base at a
+# cosine similarity of at least $threshold kept, at most $vector_limit per name, best first.
+_VECTOR_KEYS = """
+UNWIND $vectors AS q
+CALL (q) {
+  CALL db.index.vector.queryNodes('base_entity_vectors', $probe, q.vector) YIELD node, score
+  WITH node, score WHERE node.kb = $kb AND score >= $threshold
+  RETURN node, score ORDER BY score DESC LIMIT $vector_limit
+}
+RETURN node AS c, {kind: 'vector', name: q.name, score: score} AS via
+"""
+
+# Per base node found: its document nodes (at most $max_instances, only of documents $kgs when
+# given), each with its chunks and related entities (at most $max_neighbours); `via` says how a
+# question's name found the key (empty for an exact key). Chunk lists are cut at $max_chunks, so
+# a hub entity named in thousands of chunks costs no more than any other.
+_NEIGHBOURHOOD = """
+WITH c, via, COUNT { (c)<-[:INSTANCE_OF]-() } AS instances
 CALL (c) {
   MATCH (c)<-[:INSTANCE_OF]-(n:GraphEntity)
   WHERE $kgs IS NULL OR n.kg IN $kgs
@@ -242,9 +246,17 @@ CALL (n) {
                        chunks: m.chunks[..$max_chunks]}
                  END) AS neighbours
 }
-RETURN c.key AS key, instances, n.name AS name, n.kg AS kg,
+RETURN c.key AS key, via, instances, n.name AS name, n.kg AS kg,
        n.chunks[..$max_chunks] AS chunks, neighbours
 """
+
+
+def neighbourhood_query(words: bool, vectors: bool) -> str:
+    """The neighbourhood read from exact keys, plus word and near-vector matches when asked
+    (branches are joined only when used, so an unused index is never named)."""
+    branches = [_EXACT_KEYS] + [_WORD_KEYS] * words + [_VECTOR_KEYS] * vectors
+    found = "UNION ALL".join(branches)
+    return f"CALL () {{{found}}}\nWITH c, collect(via) AS via{_NEIGHBOURHOOD}"
 
 
 def vector_index_ddl(dimensions: int) -> str:

@@ -1,15 +1,26 @@
 """The subgraph around a question's name keys, as the graph store reads it for ranking.
 
-Rows are per document node: the key it is linked to at base level, its chunks and its related
-entities (with their own keys and chunks). Ranking code turns them into an entity/chunk graph.
+Rows are per document node: the key it is linked to at base level, how that key was found, its
+chunks and its related entities (with their own keys and chunks). Ranking code turns them into an
+entity/chunk graph.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-__all__ = ["KeyInstance", "NeighbourLink", "NeighbourhoodLimits", "key_instance"]
+__all__ = [
+    "KeyInstance",
+    "KeyMatch",
+    "MatchKind",
+    "NameMatching",
+    "NeighbourLink",
+    "NeighbourhoodLimits",
+    "key_instance",
+]
 
 
 @dataclass(frozen=True)
@@ -19,6 +30,33 @@ class NeighbourhoodLimits:
     max_instances: int
     max_neighbours: int
     max_chunks: int
+
+
+@dataclass(frozen=True)
+class NameMatching:
+    """Keys found in the same read beyond the exact ones: those holding every word of a name
+    (full-text index) and those whose name vector is near a name's vector (vector index)."""
+
+    names: Sequence[str] = ()
+    word_limit: int = 0  # keys per name; 0: no word matches
+    vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    vector_limit: int = 0  # keys per name; 0: no near matches
+    vector_probe: int = 0  # candidates read from the shared index before the base filter
+    vector_threshold: float = 1.0
+
+
+class MatchKind(StrEnum):
+    WORDS = "words"
+    VECTOR = "vector"
+
+
+@dataclass(frozen=True)
+class KeyMatch:
+    """How a question's name found a key that is not one of its exact keys."""
+
+    kind: MatchKind
+    name: str
+    score: float  # vector similarity; 1.0 for a word match
 
 
 @dataclass(frozen=True)
@@ -42,10 +80,11 @@ class KeyInstance:
     kg: str
     chunks: tuple[str, ...]
     neighbours: tuple[NeighbourLink, ...]
+    matches: tuple[KeyMatch, ...] = ()  # empty: found as an exact key only
 
 
 def key_instance(row: dict[str, Any]) -> KeyInstance:
-    """A row of the ENTITY_NEIGHBOURHOOD query as a model."""
+    """A row of the neighbourhood query as a model."""
     return KeyInstance(
         key=str(row["key"]),
         instances=int(row["instances"]),
@@ -61,5 +100,9 @@ def key_instance(row: dict[str, Any]) -> KeyInstance:
                 outgoing=bool(link.get("outgoing", True)),
             )
             for link in row.get("neighbours") or []
+        ),
+        matches=tuple(
+            KeyMatch(MatchKind(m["kind"]), str(m["name"]), float(m["score"]))
+            for m in row.get("via") or []
         ),
     )

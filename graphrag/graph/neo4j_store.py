@@ -15,7 +15,12 @@ from graphrag.extraction.models import GraphData, normalize_space
 from graphrag.graph import cypher
 from graphrag.graph.labels import ENTITY_KEY_LABEL, base_scope, entity_label
 from graphrag.graph.names import name_key, name_tokens
-from graphrag.graph.neighbourhood import KeyInstance, NeighbourhoodLimits, key_instance
+from graphrag.graph.neighbourhood import (
+    KeyInstance,
+    NameMatching,
+    NeighbourhoodLimits,
+    key_instance,
+)
 from graphrag.graph.search_models import (
     EntityMatches,
     GraphEntity,
@@ -220,66 +225,38 @@ class Neo4jGraphStore:
         except _UNREACHABLE as exc:
             raise GraphStoreError(f"graph write failed: {exc}") from exc
 
-    def keys_by_vector(
-        self,
-        kb_id: uuid.UUID,
-        vectors: Mapping[str, Sequence[float]],
-        limit: int,
-        probe: int,
-        threshold: float,
-    ) -> dict[str, list[tuple[str, float]]]:
-        """For each name, at most `limit` keys of the base whose name vector is near its vector."""
-        queries = [{"name": name, "vector": list(v)} for name, v in vectors.items()]
-        if not queries or limit <= 0:
-            return {}
-        rows = self._read(
-            cypher.KEYS_BY_VECTOR,
-            {
-                "queries": queries,
-                "kb": str(kb_id),
-                "limit": limit,
-                "probe": probe,
-                "threshold": threshold,
-            },
-        )
-        return {
-            str(row["name"]): [(str(m["key"]), float(m["score"])) for m in row["matches"]]
-            for row in rows
-        }
-
-    def keys_by_words(
-        self, kb_id: uuid.UUID, names: Sequence[str], limit: int
-    ) -> dict[str, list[str]]:
-        """For each name, at most `limit` keys of the base that hold every word of it."""
-        scope = base_scope(kb_id)
-        queries = []
-        for name in dict.fromkeys(names):
-            words = name_tokens(name)
-            if words:
-                lucene = f"scope:{scope} AND key:({' AND '.join(words)})"
-                queries.append({"name": name, "lucene": lucene})
-        if not queries or limit <= 0:
-            return {}
-        rows = self._read(
-            cypher.KEYS_BY_WORDS, {"queries": queries, "kb": str(kb_id), "limit": limit}
-        )
-        return {str(row["name"]): [str(k) for k in row["keys"]] for row in rows}
-
     def entity_neighbourhood(
         self,
         kb_id: uuid.UUID,
         keys: Sequence[str],
         knowledge_ids: Sequence[uuid.UUID] | None,
         limits: NeighbourhoodLimits,
+        matching: NameMatching | None = None,
     ) -> list[KeyInstance]:
-        """The document nodes of the base linked to these name keys, with their neighbours."""
-        if not keys or (knowledge_ids is not None and not knowledge_ids):
+        """The document nodes of the base linked to these name keys, and to the keys `matching`
+        finds for the question's names, with their neighbours: one read."""
+        match = matching or NameMatching()
+        words = _word_queries(kb_id, match.names) if match.word_limit > 0 else []
+        vectors = (
+            [{"name": name, "vector": list(v)} for name, v in match.vectors.items()]
+            if match.vector_limit > 0
+            else []
+        )
+        if (not keys and not words and not vectors) or (
+            knowledge_ids is not None and not knowledge_ids
+        ):
             return []
         rows = self._read(
-            cypher.ENTITY_NEIGHBOURHOOD,
+            cypher.neighbourhood_query(words=bool(words), vectors=bool(vectors)),
             {
                 "kb": str(kb_id),
                 "keys": list(keys),
+                "words": words,
+                "word_limit": match.word_limit,
+                "vectors": vectors,
+                "vector_limit": match.vector_limit,
+                "probe": match.vector_probe,
+                "threshold": match.vector_threshold,
                 "kgs": _kg_list(knowledge_ids),
                 "max_instances": limits.max_instances,
                 "max_neighbours": limits.max_neighbours,
@@ -442,3 +419,15 @@ def _search_result(rows: list[dict[str, Any]], max_rows: int) -> GraphSearchResu
         seeds_truncated=bool(kept and kept[0]["seeds_truncated"]),
         rows_truncated=len(rows) > max_rows,
     )
+
+
+def _word_queries(kb_id: uuid.UUID, names: Sequence[str]) -> list[dict[str, str]]:
+    """Full-text queries asking for every word of each name inside the base's scope."""
+    scope = base_scope(kb_id)
+    queries = []
+    for name in dict.fromkeys(names):
+        words = name_tokens(name)
+        if words:
+            lucene = f"scope:{scope} AND key:({' AND '.join(words)})"
+            queries.append({"name": name, "lucene": lucene})
+    return queries

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 from graphrag.extraction.models import GraphData
-from graphrag.graph.neighbourhood import KeyInstance, NeighbourhoodLimits
+from graphrag.graph.neighbourhood import KeyInstance, NameMatching, NeighbourhoodLimits
 from graphrag.graph.search_models import EntityMatches, GraphSearchResult, RelationMatches
 
 __all__ = ["DisabledGraphStore", "GraphCounts", "GraphStore"]
@@ -67,31 +67,16 @@ class GraphStore(Protocol):
         """Store the name vectors of base nodes."""
         ...
 
-    def keys_by_vector(
-        self,
-        kb_id: uuid.UUID,
-        vectors: Mapping[str, Sequence[float]],
-        limit: int,
-        probe: int,
-        threshold: float,
-    ) -> dict[str, list[tuple[str, float]]]:
-        """For each name, keys of the base whose name vector is near (key, similarity)."""
-        ...
-
-    def keys_by_words(
-        self, kb_id: uuid.UUID, names: Sequence[str], limit: int
-    ) -> dict[str, list[str]]:
-        """For each name, keys of the base that hold every word of it (token overlap)."""
-        ...
-
     def entity_neighbourhood(
         self,
         kb_id: uuid.UUID,
         keys: Sequence[str],
         knowledge_ids: Sequence[uuid.UUID] | None,
         limits: NeighbourhoodLimits,
+        matching: NameMatching | None = None,
     ) -> list[KeyInstance]:
-        """Document nodes linked to these name keys across the base, with their neighbours."""
+        """Document nodes linked to these name keys across the base, and to the keys `matching`
+        finds for the question's names (words, near vectors), with their neighbours."""
         ...
 
     def entity_relations(
@@ -178,29 +163,13 @@ class DisabledGraphStore:
     def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
         self._note()
 
-    def keys_by_vector(
-        self,
-        kb_id: uuid.UUID,
-        vectors: Mapping[str, Sequence[float]],
-        limit: int,
-        probe: int,
-        threshold: float,
-    ) -> dict[str, list[tuple[str, float]]]:
-        self._note()
-        return {}
-
-    def keys_by_words(
-        self, kb_id: uuid.UUID, names: Sequence[str], limit: int
-    ) -> dict[str, list[str]]:
-        self._note()
-        return {}
-
     def entity_neighbourhood(
         self,
         kb_id: uuid.UUID,
         keys: Sequence[str],
         knowledge_ids: Sequence[uuid.UUID] | None,
         limits: NeighbourhoodLimits,
+        matching: NameMatching | None = None,
     ) -> list[KeyInstance]:
         self._note()
         return []

@@ -2,7 +2,8 @@
 
 Used by `/search`, the knowledge chat and the agent's `query_knowledge_graph` tool. Per
 graph-enabled base (in parallel when there are several):
-1. the question's candidate name keys (its runs of words, and names a model extracted from it)
+1. the question's candidate name keys (its runs of words, and names a model extracted from it),
+   the keys holding every word of one of its names and the keys whose name vector is near one
    are looked up among the base's entity keys, with each matched key's document nodes and their
    related entities, in one query; keys covered by a longer matched key are dropped;
 2. the related entities' keys are looked up in turn (a second query), which steps from a
@@ -25,7 +26,12 @@ from sqlalchemy.orm import Session
 from graphrag.db.models import Chunk
 from graphrag.graph.name_vectors import EmbedTexts
 from graphrag.graph.names import QuestionKey, capitalised_spans, name_tokens, question_keys
-from graphrag.graph.neighbourhood import KeyInstance, NeighbourhoodLimits
+from graphrag.graph.neighbourhood import (
+    KeyInstance,
+    MatchKind,
+    NameMatching,
+    NeighbourhoodLimits,
+)
 from graphrag.graph.store import GraphStore
 from graphrag.search.chunk_select import SCORE, scored_chunk, visible_chunks
 from graphrag.search.fusion import GraphListHit
@@ -110,45 +116,34 @@ def _limits(settings: SearchSettings, neighbours: bool) -> NeighbourhoodLimits:
     )
 
 
-def _word_matches(
-    store: GraphStore, settings: SearchSettings, query: GraphQuery, kb_id: uuid.UUID
-) -> dict[str, float]:
-    """Keys holding every word of one of the question's names, each weighted by the share of
-    its words that the name covers."""
-    names = query.names()
-    if not names or settings.graph_word_match_limit == 0:
-        return {}
-    found = store.keys_by_words(kb_id, names, settings.graph_word_match_limit)
-    shares: dict[str, float] = {}
-    for name, keys in found.items():
-        size = len(name_tokens(name))
-        for key in keys:
-            share = min(1.0, size / max(len(key.split()), 1))
-            shares[key] = max(shares.get(key, 0.0), share)
-    return shares
-
-
-def _vector_matches(
-    store: GraphStore,
-    settings: SearchSettings,
-    vectors: Mapping[str, Sequence[float]],
-    kb_id: uuid.UUID,
-) -> dict[str, float]:
-    """Keys whose name vector is near one of the question's names, weighted by similarity."""
-    if not vectors:
-        return {}
-    found = store.keys_by_vector(
-        kb_id,
-        vectors,
-        settings.graph_vector_match_limit,
-        settings.graph_vector_probe,
-        settings.graph_vector_match_threshold,
+def _matching(
+    settings: SearchSettings, query: GraphQuery, vectors: Mapping[str, Sequence[float]]
+) -> NameMatching:
+    """Beyond exact keys: keys holding every word of a question's name, and keys whose name
+    vector is near one of the names' vectors."""
+    return NameMatching(
+        names=query.names(),
+        word_limit=settings.graph_word_match_limit,
+        vectors=vectors,
+        vector_limit=settings.graph_vector_match_limit if vectors else 0,
+        vector_probe=settings.graph_vector_probe,
+        vector_threshold=settings.graph_vector_match_threshold,
     )
-    near: dict[str, float] = {}
-    for matches in found.values():
-        for key, score in matches:
-            near[key] = max(near.get(key, 0.0), score)
-    return near
+
+
+def _match_shares(rows: Sequence[KeyInstance]) -> dict[str, float]:
+    """Each key found by a match, weighted: a word match by the share of the key's words its
+    name covers, a near match by the vectors' similarity."""
+    shares: dict[str, float] = {}
+    for row in rows:
+        for match in row.matches:
+            if match.kind is MatchKind.WORDS:
+                size = len(name_tokens(match.name))
+                share = min(1.0, size / max(len(row.key.split()), 1))
+            else:
+                share = match.score
+            shares[row.key] = max(shares.get(row.key, 0.0), share)
+    return shares
 
 
 def embed_question(
@@ -175,13 +170,14 @@ def _rank_base(
         max_keys=settings.graph_max_keys,
     )
     by_key = {c.key: c for c in candidates}
-    shares = _word_matches(store, settings, query, kb_id)
-    for key, similarity in _vector_matches(store, settings, vectors, kb_id).items():
-        shares[key] = max(shares.get(key, 0.0), similarity)
-    wanted = list(dict.fromkeys([*by_key, *shares]))
     rows = store.entity_neighbourhood(
-        kb_id, wanted, query.knowledge_ids, _limits(settings, neighbours=True)
+        kb_id,
+        list(by_key),
+        query.knowledge_ids,
+        _limits(settings, neighbours=True),
+        _matching(settings, query, vectors),
     )
+    shares = _match_shares(rows)
     matched = {r.key for r in rows}
     kept = {k.key for k in _kept_keys([by_key[key] for key in matched if key in by_key])}
     kept |= {key for key in shares if key in matched}

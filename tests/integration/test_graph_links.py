@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import neo4j
 import pytest
 
-from graphrag.graph.neighbourhood import NeighbourhoodLimits
+from graphrag.graph.neighbourhood import MatchKind, NameMatching, NeighbourhoodLimits
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.settings import Settings
 from tests.support.graph_data import drop_kb_graph, graph
@@ -107,6 +107,20 @@ def test_a_hub_entity_reads_within_the_caps(store: Neo4jGraphStore, kb_id: uuid.
     assert all(not r.neighbours for r in store.entity_neighbourhood(kb_id, ["hub"], None, none))
 
 
+def _word_keys(
+    store: Neo4jGraphStore, kb_id: uuid.UUID, names: list[str], limit: int
+) -> dict[str, set[str]]:
+    """Keys a neighbourhood read finds by the words of `names` alone, with the names that
+    found each."""
+    matching = NameMatching(names=names, word_limit=limit)
+    rows = store.entity_neighbourhood(kb_id, [], None, WIDE, matching)
+    found: dict[str, set[str]] = {}
+    for row in rows:
+        assert all(m.kind is MatchKind.WORDS and m.score == 1.0 for m in row.matches)
+        found.setdefault(row.key, set()).update(m.name for m in row.matches)
+    return found
+
+
 def test_keys_holding_every_word_of_a_name_stay_inside_the_base(
     store: Neo4jGraphStore, kb_id: uuid.UUID, neo4j_driver: neo4j.Driver
 ) -> None:
@@ -118,13 +132,62 @@ def test_keys_holding_every_word_of_a_name_stay_inside_the_base(
     store.write_chunk_graph(other, uuid.uuid4(), uuid.uuid4(), graph(["Kimber America"]))
     neo4j_driver.execute_query("CALL db.awaitIndexes(60)")
     try:
-        found = store.keys_by_words(kb_id, ["Kimber", "kimber manufacturing", "Nothing"], 5)
-        assert sorted(found["Kimber"]) == ["kimber", "kimber manufacturing"]
-        assert found["kimber manufacturing"] == ["kimber manufacturing"]
-        assert found.get("Nothing", []) == []
-        assert store.keys_by_words(kb_id, ["Kimber"], 1)["Kimber"] in (
-            ["kimber"],
-            ["kimber manufacturing"],
+        assert _word_keys(store, kb_id, ["Kimber"], 5) == {
+            "kimber": {"Kimber"},
+            "kimber manufacturing": {"Kimber"},
+        }
+        assert _word_keys(store, kb_id, ["kimber manufacturing"], 5) == {
+            "kimber manufacturing": {"kimber manufacturing"}
+        }
+        assert _word_keys(store, kb_id, ["Nothing"], 5) == {}
+        assert len(_word_keys(store, kb_id, ["Kimber"], 1)) == 1
+    finally:
+        store.delete_knowledge_base(other)
+
+
+def _unit(dim: int, *hot: int) -> list[float]:
+    """A vector of `dim` with equal weight on the `hot` positions."""
+    vector = [0.0] * dim
+    for i in hot:
+        vector[i] = 1.0
+    return vector
+
+
+def test_near_name_vectors_find_keys_of_the_base_above_the_threshold(
+    store: Neo4jGraphStore, kb_id: uuid.UUID, settings: Settings, neo4j_driver: neo4j.Driver
+) -> None:
+    dim = settings.embedding.dim
+    other = uuid.uuid4()
+    store.ensure_vector_index(dim)
+    store.write_chunk_graph(
+        kb_id, uuid.uuid4(), uuid.uuid4(), graph(["Kimber Manufacturing", "Montana"])
+    )
+    store.write_chunk_graph(other, uuid.uuid4(), uuid.uuid4(), graph(["Kimber Manufacturing"]))
+    store.set_key_vectors(kb_id, {"kimber manufacturing": _unit(dim, 0), "montana": _unit(dim, 5)})
+    store.set_key_vectors(other, {"kimber manufacturing": _unit(dim, 0)})
+    neo4j_driver.execute_query("CALL db.awaitIndexes(60)")
+    try:
+        near = NameMatching(
+            names=["Kimber Mfg."],
+            vectors={"Kimber Mfg.": _unit(dim, 0, 1)},  # cosine 0.707 to "kimber manufacturing"
+            vector_limit=5,
+            vector_probe=50,
+            vector_threshold=0.6,
         )
+        rows = store.entity_neighbourhood(kb_id, [], None, WIDE, near)
+        assert {r.key for r in rows} == {"kimber manufacturing"}
+        (match,) = rows[0].matches
+        assert match.kind is MatchKind.VECTOR and match.name == "Kimber Mfg."
+        assert match.score == pytest.approx(0.5**0.5 / 2 + 0.5, abs=0.01)
+        far = NameMatching(
+            names=near.names,
+            vectors=near.vectors,
+            vector_limit=5,
+            vector_probe=50,
+            vector_threshold=0.9,
+        )
+        assert store.entity_neighbourhood(kb_id, [], None, WIDE, far) == []
+        exact = store.entity_neighbourhood(kb_id, ["montana"], None, WIDE, near)
+        assert {r.key: r.matches for r in exact}["montana"] == ()
     finally:
         store.delete_knowledge_base(other)
