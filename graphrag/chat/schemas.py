@@ -31,14 +31,14 @@ __all__ = [
     "DoneEvent",
     "ErrorEvent",
     "EventPayload",
-    "ReferencesEvent",
-    "StepKind",
     "MessagePublic",
     "Reference",
+    "ReferencesEvent",
     "SessionCreate",
     "SessionPublic",
     "SessionUpdate",
     "SessionWithMessages",
+    "StepKind",
 ]
 
 

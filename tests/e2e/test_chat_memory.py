@@ -95,7 +95,8 @@ def test_core_memory_is_in_every_turns_system_prompt(
         ).json()
         assert answer["completed"] is True, answer
         # The answer is the turn's last LLM call; its system text carries the core memory.
-        system = _system_text(settings, fresh_scripted_llm.requests("/v1/chat/completions")[-1].body)
+        last = fresh_scripted_llm.requests("/v1/chat/completions")[-1]
+        system = _system_text(settings, last.body)
         assert f"# Core memory\n## profile\n{CORE_TEXT}" in system, (question, system)
     stored = http.get(f"/api/v1/sessions/{session['id']}").json()["messages"]
     assert len(stored) == 4  # the second turn had the first in its history

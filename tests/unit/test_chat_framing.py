@@ -170,7 +170,8 @@ def test_core_memory_on_every_turn_recall_only_on_the_first() -> None:
     first = _turn()
     recall_memory(_services(memory), first)
     assert "Things remembered" in first.memory_context
-    later = _turn([ChatMessage(role="user", content="Q"), ChatMessage(role="assistant", content="A")])
+    history = [ChatMessage(role="user", content="Q"), ChatMessage(role="assistant", content="A")]
+    later = _turn(history)
     recall_memory(_services(memory), later)
     assert later.memory_context == "# Core memory\n## profile\nAda."
     assert memory.reads == ["recall", "core"]  # facts counted as accessed once per session
