@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from graphrag.chat.schemas import ChatEventType, ChatRequest, SessionCreate
+from graphrag.chat.schemas import ChatRequest, DeltaEvent, ErrorEvent, SessionCreate
 from graphrag.chat.service import run_chat, start_turn
 from graphrag.chat.sessions import create_session
 from graphrag.chat.turn import ChatServices
@@ -53,10 +53,10 @@ def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bo
     turn = start_turn(services, tenant, chat.id, ChatRequest(query=question))
     console.print(f"[bold]Q:[/] {question}\n[bold]A:[/] ", end="")
     for event in run_chat(services, turn):
-        if event.type is ChatEventType.DELTA:
-            console.print(event.data["content"], end="", highlight=False, markup=False)
-        elif event.type is ChatEventType.ERROR:
-            console.print(f"\n[red]{event.data['message']}[/]")
+        if isinstance(event.data, DeltaEvent):
+            console.print(event.data.content, end="", highlight=False, markup=False)
+        elif isinstance(event.data, ErrorEvent):
+            console.print(f"\n[red]{event.data.message}[/]")
     console.print()
     table = Table("#", "document", "page", "match", "graph", "excerpt", title="references")
     for ref in turn.references:

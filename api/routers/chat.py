@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from fastapi import APIRouter, status
@@ -14,21 +13,34 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import AppStateDep, SessionDep, TenantDep
 from api.state import AppState
 from graphrag.chat import sessions
-from graphrag.chat.agent_chat import run_agent_chat
+from graphrag.chat.agent_chat import AgentAnswer, agent_chat_answer
+from graphrag.chat.producers import AnswerProducer, KnowledgeAnswer
 from graphrag.chat.schemas import (
+    AgentChatAnswer,
+    AgentDoneEvent,
+    AgentReferencesEvent,
+    AgentStep,
+    ChatAnswer,
     ChatEvent,
-    ChatEventType,
     ChatRequest,
+    DeltaEvent,
+    DoneEvent,
+    ErrorEvent,
+    EventPayload,
+    ReferencesEvent,
     SessionCreate,
     SessionPublic,
     SessionUpdate,
     SessionWithMessages,
 )
-from graphrag.chat.service import run_chat, start_turn
-from graphrag.chat.turn import ChatServices
+from graphrag.chat.service import chat_answer, complete_turn, run_turn, start_turn
+from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.memory.chat_memory import ChatMemory
 
 router = APIRouter(prefix="/api/v1", tags=["chat"])
+
+_EVENT_STREAM = "text/event-stream"
+_DEFS = "#/$defs/"
 
 
 def _services(state: AppState) -> ChatServices:
@@ -75,66 +87,93 @@ def delete_session(session_id: uuid.UUID, session: SessionDep, tenant: TenantDep
 
 def _sse(events: Iterator[ChatEvent]) -> Iterator[str]:
     for event in events:
-        yield f"event: {event.type.value}\ndata: {json.dumps(event.data, ensure_ascii=False)}\n\n"
+        yield f"event: {event.type.value}\ndata: {event.data.model_dump_json()}\n\n"
+
+
+def _inline(node: Any, defs: dict[str, Any]) -> Any:
+    """`node` with its `#/$defs/` references replaced by the definitions (none is recursive)."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_DEFS):
+            return _inline(defs[ref.removeprefix(_DEFS)], defs)
+        return {key: _inline(value, defs) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inline(item, defs) for item in node]
+    return node
+
+
+def _event_stream(*payloads: type[EventPayload]) -> dict[int | str, dict[str, Any]]:
+    """The 200 response's `text/event-stream` content: one frame per payload model, shown as
+    `{event, data}` (on the wire: `event: <name>` then `data: <JSON>`)."""
+    frames = []
+    for model in payloads:
+        schema = model.model_json_schema()
+        defs = schema.pop("$defs", {})
+        name = model.event.value
+        frames.append(
+            {
+                "title": f"{name} event",
+                "type": "object",
+                "properties": {"event": {"const": name}, "data": _inline(schema, defs)},
+                "required": ["event", "data"],
+            }
+        )
+    stream = {"schema": {"oneOf": frames}}
+    return {200: {"content": {_EVENT_STREAM: stream}}}
+
+
+async def _answer(
+    services: ChatServices,
+    turn: ChatTurn,
+    producer: AnswerProducer,
+    whole: Callable[[ChatTurn], ChatAnswer],
+) -> StreamingResponse | ChatAnswer:
+    """Stream the turn's events, or run it to its end and answer `whole(turn)`."""
+    if turn.request.stream:
+        events = run_turn(services, turn, producer)
+        return StreamingResponse(_sse(events), media_type=_EVENT_STREAM)
+    await run_in_threadpool(complete_turn, services, turn, producer)
+    return whole(turn)
 
 
 @router.post(
     "/knowledge-chat/{session_id}",
-    responses={200: {"content": {"text/event-stream": {}, "application/json": {}}}},
+    response_model=ChatAnswer,
+    responses=_event_stream(ReferencesEvent, DeltaEvent, DoneEvent, ErrorEvent),
 )
 async def knowledge_chat(
     session_id: uuid.UUID, body: ChatRequest, state: AppStateDep, tenant: TenantDep
-) -> Any:
+) -> StreamingResponse | ChatAnswer:
     """Answer a question over the session's knowledge bases.
 
     With `stream` (default) the answer comes as Server-Sent Events: `references` (the numbered
     passages, with match type vector, keyword, hybrid or graph), `delta` (answer text), then
-    `done` (timings) or `error`. Without it, one JSON object.
+    `done` (timings and token usage) or `error`. Without it, one JSON object.
     """
     services = _services(state)
     turn = await run_in_threadpool(start_turn, services, tenant, session_id, body)
-    if body.stream:
-        return StreamingResponse(_sse(run_chat(services, turn)), media_type="text/event-stream")
-    events = await run_in_threadpool(lambda: list(run_chat(services, turn)))
-    error = next((e for e in events if e.type is ChatEventType.ERROR), None)
-    return {
-        "answer": turn.answer,
-        "completed": turn.completed,
-        "references": [r.model_dump(mode="json") for r in turn.references],
-        "entities": turn.entities,
-        "timings_ms": turn.timings_ms,
-        "error": error.data if error else None,
-    }
+    return await _answer(services, turn, KnowledgeAnswer(), chat_answer)
 
 
 @router.post(
     "/agent-chat/{session_id}",
-    responses={200: {"content": {"text/event-stream": {}, "application/json": {}}}},
+    response_model=AgentChatAnswer,
+    responses=_event_stream(
+        AgentStep, AgentReferencesEvent, DeltaEvent, AgentDoneEvent, ErrorEvent
+    ),
 )
 async def agent_chat(
     session_id: uuid.UUID, body: ChatRequest, state: AppStateDep, tenant: TenantDep
-) -> Any:
+) -> StreamingResponse | ChatAnswer:
     """Answer a question in agent mode: the model calls search tools, then answers.
 
     Tools: `knowledge_search` (vector + keyword), and `query_knowledge_graph` (entities,
     relations and their passages) only when a base in scope has its graph on. With `stream`
     (default), Server-Sent Events: `step` (think, act with the tool and its arguments, observe
     with a summary, check, reflect, force_respond, respond), `references`, `delta` (the
-    answer), then `done` or `error`. Without it, one JSON object holding the same.
+    answer), then `done` (with token usage) or `error`. Without it, one JSON object holding
+    the same.
     """
     services = _services(state)
     turn = await run_in_threadpool(start_turn, services, tenant, session_id, body)
-    if body.stream:
-        events = run_agent_chat(services, turn)
-        return StreamingResponse(_sse(events), media_type="text/event-stream")
-    collected = await run_in_threadpool(lambda: list(run_agent_chat(services, turn)))
-    error = next((e for e in collected if e.type is ChatEventType.ERROR), None)
-    return {
-        "answer": turn.answer,
-        "completed": turn.completed,
-        "references": [r.model_dump(mode="json") for r in turn.references],
-        "entities": turn.entities,
-        "steps": [e.data for e in collected if e.type is ChatEventType.STEP],
-        "timings_ms": turn.timings_ms,
-        "error": error.data if error else None,
-    }
+    return await _answer(services, turn, AgentAnswer(), agent_chat_answer)

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from enum import StrEnum
 from typing import Any, Protocol
-
-from pydantic import BaseModel, Field
 
 from graphrag.chat.agent_evidence import Evidence
 from graphrag.chat.agent_tools import Toolbox, ToolResult
+from graphrag.chat.schemas import AgentStep, StepKind
 from graphrag.chat.tool_calls import (
     CallSource,
     InvalidToolCall,
@@ -41,27 +39,6 @@ class ToolLlm(Protocol):
     def complete_tools(
         self, messages: list[AgentMessage], tools: list[dict[str, Any]], max_tokens: int
     ) -> ToolReply: ...
-
-
-class StepKind(StrEnum):
-    THINK = "think"  # text the model wrote beside its tool calls
-    ACT = "act"  # one tool call, with its arguments
-    OBSERVE = "observe"  # what the call returned, summarised
-    CHECK = "check"  # a reply refused by the checks (empty, cut off), asked again
-    REFLECT = "reflect"  # an answer sent back once for citing no passage
-    FORCE_RESPOND = "force_respond"  # the step budget is spent: answer without tools
-    RESPOND = "respond"  # the answer is accepted
-
-
-class AgentStep(BaseModel):
-    """One event of the loop; `step` is the number of the model call it belongs to."""
-
-    step: int
-    kind: StepKind
-    tool: str | None = None
-    arguments: dict[str, Any] | None = None
-    summary: str = ""
-    detail: dict[str, Any] = Field(default_factory=dict)
 
 
 class AgentPrompt:

@@ -1,31 +1,38 @@
 """Agent mode of the knowledge chat: the model searches with tools, then answers.
 
-Events: one `step` per loop event (think, act, observe, check, reflect, force_respond,
-respond), then `references` (the passages the tools returned, numbered as the model saw
-them), the answer as `delta`, and `done`, or `error` when the model cannot be reached. The
-turn is persisted however the stream ends, with the steps on the assistant message.
+`AgentAnswer` is the agent's answer producer for `service.run_turn`: the history and memory
+stages prepare the turn, then each loop event (think, act, observe, check, reflect,
+force_respond, respond) is a `step`, the passages the tools returned (numbered as the model
+saw them) are the `references`, and the accepted answer is one `delta`. The steps are stored
+on the assistant message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from time import perf_counter
+from typing import Any
 
-from graphrag.chat import plugins
-from graphrag.chat.agent import AgentLoop, AgentPrompt, AgentStep, StepKind
+from graphrag.chat.agent import AgentLoop, AgentPrompt, ToolLlm
 from graphrag.chat.agent_evidence import Evidence
 from graphrag.chat.agent_graph_tool import GraphQueryTool
 from graphrag.chat.agent_tools import AgentTool, KnowledgeSearchTool, Toolbox
-from graphrag.chat.schemas import ChatEvent, ChatEventType
-from graphrag.chat.service import persist_turn
-from graphrag.chat.turn import ChatServices, ChatTurn
-from graphrag.errors import LlmUnavailableError
+from graphrag.chat.pipeline import AGENT_PREPARE_ORDER, StageOrder
+from graphrag.chat.schemas import (
+    AgentChatAnswer,
+    AgentDoneEvent,
+    AgentReferencesEvent,
+    AgentStep,
+    DoneEvent,
+    StepKind,
+)
+from graphrag.chat.service import chat_answer
+from graphrag.chat.turn import ChatServices, ChatTurn, TurnUsage
+from graphrag.llm.client import AgentMessage, ToolReply
 from graphrag.llm.prompts import PromptTemplate, load_prompt
 
-__all__ = ["AGENT_PROMPT", "build_toolbox", "run_agent_chat"]
+__all__ = ["AGENT_PROMPT", "AgentAnswer", "agent_chat_answer", "build_toolbox"]
 
 AGENT_PROMPT = "agent"
-_MS_PER_S = 1000.0
 
 
 def build_toolbox(services: ChatServices, turn: ChatTurn, template: PromptTemplate) -> Toolbox:
@@ -50,51 +57,79 @@ def _found_entities(steps: list[AgentStep]) -> list[str]:
     return list(names)
 
 
-def run_agent_chat(services: ChatServices, turn: ChatTurn) -> Iterator[ChatEvent]:
-    """Run the agent loop over the turn's scope, streaming its steps, then the answer."""
-    start = perf_counter()
-    chat = services.settings.chat
-    evidence = Evidence(chat)
-    steps: list[AgentStep] = []
-    try:
-        plugins.load_history(services, turn)
-        plugins.recall_memory(services, turn)
+class _MeteredLlm:
+    """The loop's LLM port, adding each call's tokens to the turn's usage."""
+
+    def __init__(self, llm: ToolLlm, usage: TurnUsage) -> None:
+        self._llm = llm
+        self._usage = usage
+
+    def complete_tools(
+        self, messages: list[AgentMessage], tools: list[dict[str, Any]], max_tokens: int
+    ) -> ToolReply:
+        reply = self._llm.complete_tools(messages, tools, max_tokens)
+        self._usage.add(reply.prompt_tokens, reply.completion_tokens)
+        return reply
+
+
+class AgentAnswer:
+    """The agent loop over the turn's scope; one instance per turn."""
+
+    stages: StageOrder = AGENT_PREPARE_ORDER
+
+    def __init__(self) -> None:
+        self._loop: AgentLoop | None = None
+        self._tools: list[str] = []
+
+    def gather(self, services: ChatServices, turn: ChatTurn) -> Iterator[AgentStep]:
+        """Run the loop, one step at a time, until an answer is accepted or forced."""
+        chat = services.settings.chat
         template = load_prompt(AGENT_PROMPT, services.settings.extraction.prompt_templates_dir)
         prompt = AgentPrompt(
             template, chat.agent_max_steps, turn.request.query, turn.memory_context
         )
         toolbox = build_toolbox(services, turn, template)
-        loop = AgentLoop(services.llm, toolbox, evidence, prompt, chat, turn.history)
-        for step in loop.run():
+        self._tools = toolbox.names
+        evidence = Evidence(chat)
+        # The same list: passages found before a failure are stored with the partial turn.
+        turn.references = evidence.references
+        llm = _MeteredLlm(services.llm, turn.usage)
+        self._loop = AgentLoop(llm, toolbox, evidence, prompt, chat, turn.history)
+        steps: list[AgentStep] = []
+        for step in self._loop.run():
             steps.append(step)
-            yield ChatEvent(type=ChatEventType.STEP, data=step.model_dump(mode="json"))
-        turn.answer = loop.answer
-        turn.references = evidence.references
+            yield step
         turn.entities = _found_entities(steps)
-        yield ChatEvent(
-            type=ChatEventType.REFERENCES,
-            data={
-                "references": [r.model_dump(mode="json") for r in turn.references],
-                "entities": turn.entities,
-                "tools": toolbox.names,
-            },
+
+    def answer(self, services: ChatServices, turn: ChatTurn) -> Iterator[str]:
+        """The accepted answer, whole."""
+        if self._loop is not None:
+            yield self._loop.answer
+
+    def references_event(self, turn: ChatTurn) -> AgentReferencesEvent:
+        """The passages the tools returned, and the tools offered."""
+        return AgentReferencesEvent(
+            references=turn.references,
+            entities=turn.entities,
+            graph_truncated=turn.graph_truncated,
+            tools=self._tools,
         )
-        yield ChatEvent(type=ChatEventType.DELTA, data={"content": turn.answer})
-        turn.completed = True
-        turn.timings_ms["total"] = round((perf_counter() - start) * _MS_PER_S, 3)
-        yield ChatEvent(
-            type=ChatEventType.DONE,
-            data={
-                "answer_chars": len(turn.answer),
-                "timings_ms": turn.timings_ms,
-                "references": len(turn.references),
-                "steps": loop.steps_taken,
-                "reflections": loop.reflections,
-                "forced": loop.forced,
-            },
+
+    def done_event(self, done: DoneEvent) -> AgentDoneEvent:
+        """How many model calls the answer took, and whether the budget forced it."""
+        loop = self._loop
+        return AgentDoneEvent(
+            **dict(done),
+            steps=loop.steps_taken if loop else 0,
+            reflections=loop.reflections if loop else 0,
+            forced=loop.forced if loop else False,
         )
-    except LlmUnavailableError as exc:
-        yield ChatEvent(type=ChatEventType.ERROR, data={"code": exc.code, "message": exc.message})
-    finally:
-        turn.references = evidence.references
-        persist_turn(services, turn, [step.model_dump(mode="json") for step in steps])
+
+    def trace(self, turn: ChatTurn) -> list[dict[str, Any]]:
+        """The loop's steps."""
+        return [step.model_dump(mode="json") for step in turn.steps]
+
+
+def agent_chat_answer(turn: ChatTurn) -> AgentChatAnswer:
+    """A finished agent turn as the non-streamed answer, with its steps."""
+    return AgentChatAnswer(**dict(chat_answer(turn)), steps=turn.steps)

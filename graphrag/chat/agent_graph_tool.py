@@ -125,6 +125,7 @@ class GraphQueryTool:
                 state = KbGraphState.GRAPH_UNAVAILABLE_HYBRID_SEARCH.value
                 states.append({"kb_id": kb_id, "state": state, "reason": exc.message})
                 fallback.append(scope)
+        self._turn.graph_truncated = self._turn.graph_truncated or found.truncated
         hits = found.hits[: chat.top_k]
         if fallback and names:
             hits += hybrid_hits(self._services, self._turn, ", ".join(names), fallback)

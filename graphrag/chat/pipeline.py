@@ -10,7 +10,15 @@ from time import perf_counter
 from graphrag.chat import plugins
 from graphrag.chat.turn import ChatServices, ChatTurn
 
-__all__ = ["DEFAULT_PLUGINS", "PREPARE_ORDER", "ChatStage", "Plugin", "prepare_turn"]
+__all__ = [
+    "AGENT_PREPARE_ORDER",
+    "DEFAULT_PLUGINS",
+    "PREPARE_ORDER",
+    "ChatStage",
+    "Plugin",
+    "StageOrder",
+    "prepare_turn",
+]
 
 Plugin = Callable[[ChatServices, ChatTurn], None]
 _MS_PER_S = 1000.0
@@ -36,8 +44,10 @@ DEFAULT_PLUGINS: Mapping[ChatStage, list[Plugin]] = {
     ChatStage.PROMPT: [plugins.build_prompt],
 }
 
+StageOrder = tuple[tuple[ChatStage, ...], ...]
+
 # Stages in one tuple run at the same time (they write different parts of the turn).
-PREPARE_ORDER: tuple[tuple[ChatStage, ...], ...] = (
+PREPARE_ORDER: StageOrder = (
     (ChatStage.LOAD_HISTORY,),
     (ChatStage.MEMORY_RECALL,),
     (ChatStage.QUERY_UNDERSTAND,),
@@ -45,6 +55,12 @@ PREPARE_ORDER: tuple[tuple[ChatStage, ...], ...] = (
     (ChatStage.RERANK,),
     (ChatStage.MERGE,),
     (ChatStage.PROMPT,),
+)
+
+# The agent searches with its tools: only the conversation and the memory are prepared.
+AGENT_PREPARE_ORDER: StageOrder = (
+    (ChatStage.LOAD_HISTORY,),
+    (ChatStage.MEMORY_RECALL,),
 )
 
 
@@ -64,9 +80,11 @@ def prepare_turn(
     services: ChatServices,
     turn: ChatTurn,
     bound: Mapping[ChatStage, list[Plugin]] = DEFAULT_PLUGINS,
+    order: StageOrder = PREPARE_ORDER,
 ) -> None:
-    """Every stage up to the prompt; the completion is streamed by the caller."""
-    for group in PREPARE_ORDER:
+    """The stages of `order` (by default every one up to the prompt), each running the plugins
+    bound to it; the answer is produced by the caller."""
+    for group in order:
         if len(group) == 1:
             _run_stage(services, turn, group[0], bound)
             continue

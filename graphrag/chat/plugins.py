@@ -66,11 +66,17 @@ def load_history(services: ChatServices, turn: ChatTurn) -> None:
 
 
 def recall_memory(services: ChatServices, turn: ChatTurn) -> None:
-    """At a session's first turn, what the agent memory holds about this owner and question.
+    """What the agent memory holds about this owner: core memory on every turn; at a session's
+    first turn also the facts recalled for the question.
 
-    Recall counts the facts it returns as accessed, so it runs once per session, not per turn.
+    Recall counts the facts it returns as accessed, so it runs once per session, not per turn;
+    core memory is the owner's standing profile, read each time.
     """
-    if services.memory is not None and not turn.history:
+    if services.memory is None:
+        return
+    if turn.history:
+        turn.memory_context = services.memory.core(turn.tenant_id, turn.owner)
+    else:
         turn.memory_context = services.memory.recall(turn.tenant_id, turn.owner, turn.request.query)
 
 
@@ -83,7 +89,9 @@ def understand_query(services: ChatServices, turn: ChatTurn) -> None:
     if not turn.graph_kb_ids:
         return
     try:
-        turn.entities = extract_query_entities(services.llm, question, services.settings.extraction)
+        turn.entities = extract_query_entities(
+            services.llm, question, services.settings.extraction, turn.usage
+        )
     except LlmUnavailableError as exc:
         # The graph only adds to the other methods: without entity names it adds nothing.
         log.warning("entity extraction failed, graph search skipped: %s", exc.message)

@@ -11,6 +11,7 @@ import logging
 
 import json_repair
 
+from graphrag.chat.turn import TurnUsage
 from graphrag.extraction.models import normalize_space
 from graphrag.llm.client import LlmClient
 from graphrag.llm.prompts import load_prompt
@@ -46,11 +47,14 @@ def parse_entity_list(answer: str, max_name_chars: int) -> list[str]:
 
 
 def extract_query_entities(
-    llm: LlmClient, question: str, settings: ExtractionSettings
+    llm: LlmClient, question: str, settings: ExtractionSettings, usage: TurnUsage | None = None
 ) -> list[str]:
-    """The entity names of `question`, in the order the model gave them."""
+    """The entity names of `question`, in the order the model gave them (the call's tokens
+    added to `usage`)."""
     prompt = load_prompt(EXTRACT_ENTITY_PROMPT, settings.prompt_templates_dir)
     reply = llm.complete(prompt.render(question=question).messages(), _LIST_SCHEMA)
+    if usage is not None:
+        usage.add_reply(reply)
     names = parse_entity_list(reply.content, settings.max_name_chars)
     log.debug("question entities: %s", names)
     return names

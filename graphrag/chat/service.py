@@ -1,7 +1,9 @@
-"""One chat turn end to end: prepare, stream the answer, persist, feed the memory.
+"""One chat turn end to end, in either mode: check, prepare, answer, persist, feed the memory.
 
-The events (references, answer deltas, done, error) are what the API streams as SSE. A stream
-that stops early (the client went away) still persists the partial answer, marked incomplete.
+This module alone frames a turn's events (steps, references, answer deltas, done, error; the
+API streams them as SSE) and stores the turn; how the answer is produced is the producer's
+(`producers.KnowledgeAnswer`, `agent_chat.AgentAnswer`). A stream that stops early (the client
+went away) still persists the partial answer, marked incomplete.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from graphrag.chat.pipeline import prepare_turn
-from graphrag.chat.schemas import ChatEvent, ChatEventType, ChatRequest
+from graphrag.chat.producers import AnswerProducer, KnowledgeAnswer
+from graphrag.chat.schemas import (
+    ChatAnswer,
+    ChatEvent,
+    ChatRequest,
+    DeltaEvent,
+    DoneEvent,
+    ErrorEvent,
+)
 from graphrag.chat.sessions import get_session_row
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.engine import session_scope
@@ -26,7 +36,15 @@ from graphrag.llm.prompts import ChatMessage
 from graphrag.search.kb_search import load_kb_scopes
 from graphrag.search.models import KbScope
 
-__all__ = ["persist_turn", "run_chat", "start_stateless_turn", "start_turn"]
+__all__ = [
+    "chat_answer",
+    "complete_turn",
+    "persist_turn",
+    "run_chat",
+    "run_turn",
+    "start_stateless_turn",
+    "start_turn",
+]
 
 log = logging.getLogger(__name__)
 _MS_PER_S = 1000.0
@@ -88,51 +106,73 @@ def start_stateless_turn(
     )
 
 
-def run_chat(services: ChatServices, turn: ChatTurn) -> Iterator[ChatEvent]:
-    """Prepare the turn, then stream the answer; persistence happens however the stream ends."""
+def run_turn(
+    services: ChatServices, turn: ChatTurn, producer: AnswerProducer
+) -> Iterator[ChatEvent]:
+    """One turn in any mode: its stages, the producer's steps, `references`, the answer as
+    `delta`s, then `done` (with the token usage) or `error`. The turn is persisted however the
+    stream ends, a partial answer marked incomplete."""
     start = perf_counter()
     try:
-        prepare_turn(services, turn)
-        yield ChatEvent(
-            type=ChatEventType.REFERENCES,
-            data={
-                "references": [r.model_dump(mode="json") for r in turn.references],
-                "entities": turn.entities,
-                "graph_truncated": turn.graph_truncated,
-            },
-        )
-        max_tokens = services.settings.chat.answer_max_tokens
-        for delta in services.llm.stream(turn.messages, max_tokens, turn.usage):
+        prepare_turn(services, turn, order=producer.stages)
+        for step in producer.gather(services, turn):
+            turn.steps.append(step)
+            yield ChatEvent(step)
+        yield ChatEvent(producer.references_event(turn))
+        for delta in producer.answer(services, turn):
             turn.answer += delta
-            yield ChatEvent(type=ChatEventType.DELTA, data={"content": delta})
+            yield ChatEvent(DeltaEvent(content=delta))
         turn.completed = True
         turn.timings_ms["total"] = round((perf_counter() - start) * _MS_PER_S, 3)
-        yield ChatEvent(
-            type=ChatEventType.DONE,
-            data={
-                "answer_chars": len(turn.answer),
-                "timings_ms": turn.timings_ms,
-                "references": len(turn.references),
-            },
+        done = DoneEvent(
+            answer_chars=len(turn.answer),
+            timings_ms=turn.timings_ms,
+            references=len(turn.references),
+            usage=turn.usage.public(),
         )
+        yield ChatEvent(producer.done_event(done))
     except LlmUnavailableError as exc:
-        yield ChatEvent(type=ChatEventType.ERROR, data={"code": exc.code, "message": exc.message})
+        turn.error = ErrorEvent(code=exc.code, message=exc.message)
+        yield ChatEvent(turn.error)
     finally:
-        persist_turn(services, turn)
+        persist_turn(services, turn, producer.trace(turn))
 
 
-def persist_turn(
-    services: ChatServices, turn: ChatTurn, steps: list[dict[str, Any]] | None = None
+def run_chat(services: ChatServices, turn: ChatTurn) -> Iterator[ChatEvent]:
+    """A knowledge-chat turn (`run_turn` with the knowledge producer)."""
+    return run_turn(services, turn, KnowledgeAnswer())
+
+
+def complete_turn(
+    services: ChatServices, turn: ChatTurn, producer: AnswerProducer | None = None
 ) -> None:
+    """Run the turn to its end without streaming (knowledge chat by default): the turn then
+    holds the answer, or the error in `turn.error`."""
+    for _ in run_turn(services, turn, producer or KnowledgeAnswer()):
+        pass
+
+
+def chat_answer(turn: ChatTurn) -> ChatAnswer:
+    """A finished turn as the non-streamed answer."""
+    return ChatAnswer(
+        answer=turn.answer,
+        completed=turn.completed,
+        references=turn.references,
+        entities=turn.entities,
+        timings_ms=turn.timings_ms,
+        usage=turn.usage.public(),
+        error=turn.error,
+    )
+
+
+def persist_turn(services: ChatServices, turn: ChatTurn, steps: list[dict[str, Any]]) -> None:
     """The question and the answer (complete or not), then the exchange for the memory.
 
-    `steps` is what the answer records of how it was made; by default the stage timings.
-    A stateless turn (no session) keeps nothing.
+    `steps` is what the answer records of how it was made. A stateless turn (no session)
+    keeps nothing.
     """
     if turn.session_id is None:
         return  # a stateless turn keeps nothing
-    if steps is None:
-        steps = [{"stage": k, "ms": v} for k, v in turn.timings_ms.items()]
     references = [r.model_dump(mode="json") for r in turn.references]
     with session_scope(services.sessions) as session:
         session.add(

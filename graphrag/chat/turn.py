@@ -8,22 +8,28 @@ from typing import Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from graphrag.chat.schemas import ChatRequest, Reference
+from graphrag.chat.schemas import AgentStep, ChatRequest, ChatUsage, ErrorEvent, Reference
 from graphrag.graph.store import GraphStore
-from graphrag.llm.client import LlmClient, TokenUsage
+from graphrag.llm.client import LlmClient, LlmReply
 from graphrag.llm.prompts import ChatMessage
 from graphrag.search.embeddings import Embedder
 from graphrag.search.models import KbScope, SearchHit
 from graphrag.search.passages import Passage
 from graphrag.settings import Settings
 
-__all__ = ["ChatServices", "ChatTurn", "MemoryPort"]
+__all__ = ["ChatServices", "ChatTurn", "MemoryPort", "TurnUsage"]
 
 
 class MemoryPort(Protocol):
     """The agent memory as the chat sees it: recall before answering, record after."""
 
-    def recall(self, tenant_id: uuid.UUID, owner: str, query: str) -> str: ...
+    def recall(self, tenant_id: uuid.UUID, owner: str, query: str) -> str:
+        """Core memory and the facts recalled for `query` (counted as accessed)."""
+        ...
+
+    def core(self, tenant_id: uuid.UUID, owner: str) -> str:
+        """Core memory alone, read without touching any fact's access count."""
+        ...
 
     def fit_history(
         self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID, history: list[ChatMessage]
@@ -42,6 +48,44 @@ class MemoryPort(Protocol):
         assistant_text: str,
         entities: list[str],
     ) -> None: ...
+
+
+@dataclass
+class TurnUsage:
+    """Tokens of a turn's LLM calls, summed from what the server reported for each."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_calls: int = 0
+    reported_calls: int = 0  # calls whose server sent its counts
+
+    def add(self, prompt_tokens: int | None, completion_tokens: int | None) -> None:
+        """One call's counts (None: the server did not report them)."""
+        self.llm_calls += 1
+        if prompt_tokens is None and completion_tokens is None:
+            return
+        self.reported_calls += 1
+        self.prompt_tokens += prompt_tokens or 0
+        self.completion_tokens += completion_tokens or 0
+
+    def add_reply(self, reply: LlmReply) -> None:
+        """One non-streamed call. `LlmReply` holds 0 for counts the server did not send; a
+        real prompt is never 0 tokens, so that reads as not reported."""
+        if reply.prompt_tokens:
+            self.add(reply.prompt_tokens, reply.completion_tokens)
+        else:
+            self.add(None, None)
+
+    def public(self) -> ChatUsage | None:
+        """The sums as the `done` event and the JSON answer carry them; None if none reported."""
+        if not self.reported_calls:
+            return None
+        return ChatUsage(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            total_tokens=self.prompt_tokens + self.completion_tokens,
+            llm_calls=self.llm_calls,
+        )
 
 
 @dataclass(frozen=True)
@@ -74,10 +118,12 @@ class ChatTurn:
     passages: list[Passage] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
     messages: list[ChatMessage] = field(default_factory=list)
+    steps: list[AgentStep] = field(default_factory=list)  # how an agent reached its answer
     answer: str = ""
     completed: bool = False
+    error: ErrorEvent | None = None
     graph_truncated: bool = False
-    usage: TokenUsage = field(default_factory=TokenUsage)
+    usage: TurnUsage = field(default_factory=TurnUsage)
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     @property

@@ -16,8 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphrag.auth.models import Capability, Principal
-from graphrag.chat.schemas import ChatEvent, ChatEventType, ChatRequest
-from graphrag.chat.service import run_chat, start_stateless_turn
+from graphrag.chat.schemas import (
+    ChatEvent,
+    ChatRequest,
+    DeltaEvent,
+    DoneEvent,
+    ErrorEvent,
+    ReferencesEvent,
+)
+from graphrag.chat.service import complete_turn, run_chat, start_stateless_turn
 from graphrag.chat.turn import ChatTurn
 from graphrag.db.engine import session_scope
 from graphrag.errors import InvalidInputError, LlmUnavailableError
@@ -123,12 +130,13 @@ def start_completion(
 
 
 def usage_of(turn: ChatTurn, chars_per_token: float) -> dict[str, int]:
-    """The LLM server's token counts, or an estimate from characters when it gave none."""
-    prompt = turn.usage.prompt_tokens
-    if prompt is None:
+    """The turn's token counts as the LLM server reported them (summed over its calls, as in
+    the chat's `done` event), or an estimate from characters when it reported none."""
+    usage = turn.usage.public()
+    if usage is not None:
+        prompt, answer = usage.prompt_tokens, usage.completion_tokens
+    else:
         prompt = math.ceil(sum(len(m.content) for m in turn.messages) / chars_per_token)
-    answer = turn.usage.completion_tokens
-    if answer is None:
         answer = math.ceil(len(turn.answer) / chars_per_token)
     return {"prompt_tokens": prompt, "completion_tokens": answer, "total_tokens": prompt + answer}
 
@@ -155,20 +163,19 @@ def _delta(delta: dict[str, Any], finish_reason: str | None = None) -> list[dict
 def _event_chunks(
     services: FaceServices, completion: Completion, event: ChatEvent
 ) -> Iterator[dict[str, Any]]:
-    turn = completion.turn
-    if event.type is ChatEventType.REFERENCES:
+    turn, data = completion.turn, event.data
+    if isinstance(data, ReferencesEvent):
         role = _delta({"role": "assistant", "content": ""})
         yield _chunk(completion, role, references=_references(turn), entities=turn.entities)
-    elif event.type is ChatEventType.DELTA:
-        yield _chunk(completion, _delta({"content": event.data["content"]}))
-    elif event.type is ChatEventType.DONE:
+    elif isinstance(data, DeltaEvent):
+        yield _chunk(completion, _delta({"content": data.content}))
+    elif isinstance(data, DoneEvent):
         yield _chunk(completion, _delta({}, "stop"))
         if completion.request.include_usage:
             usage = usage_of(turn, services.settings.faces.chars_per_token)
             yield _chunk(completion, [], usage=usage)
-    elif event.type is ChatEventType.ERROR:
-        status = LlmUnavailableError.http_status
-        yield openai_error(status, event.data["code"], event.data["message"])
+    elif isinstance(data, ErrorEvent):
+        yield openai_error(LlmUnavailableError.http_status, data.code, data.message)
 
 
 def completion_chunks(services: FaceServices, completion: Completion) -> Iterator[dict[str, Any]]:
@@ -181,11 +188,10 @@ def completion_chunks(services: FaceServices, completion: Completion) -> Iterato
 
 def complete(services: FaceServices, completion: Completion) -> dict[str, Any]:
     """The whole answer as one `chat.completion`; a failure of the LLM raises (503)."""
-    events = list(run_chat(services.chat, completion.turn))
-    error = next((e for e in events if e.type is ChatEventType.ERROR), None)
-    if error is not None:
-        raise LlmUnavailableError(error.data["message"])
     turn = completion.turn
+    complete_turn(services.chat, turn)
+    if turn.error is not None:
+        raise LlmUnavailableError(turn.error.message)
     return {
         "id": completion.id,
         "object": "chat.completion",

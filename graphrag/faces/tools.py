@@ -13,8 +13,8 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 
 from graphrag.auth.models import Capability, Principal
-from graphrag.chat.schemas import ChatEventType, ChatRequest, Reference
-from graphrag.chat.service import run_chat, start_stateless_turn
+from graphrag.chat.schemas import ChatRequest, Reference
+from graphrag.chat.service import complete_turn, start_stateless_turn
 from graphrag.db import outbox
 from graphrag.db.engine import session_scope
 from graphrag.errors import InvalidInputError, LlmUnavailableError, NotFoundError
@@ -145,10 +145,9 @@ def ask(
         kb_ids = _kb_ids(session, tenant, kb)
     request: ChatRequest = _valid(ChatRequest, query=question, kb_ids=kb_ids, use_graph=use_graph)
     turn = start_stateless_turn(services.chat, tenant, request, history=[])
-    events = list(run_chat(services.chat, turn))
-    error = next((e for e in events if e.type is ChatEventType.ERROR), None)
-    if error is not None:
-        raise LlmUnavailableError(error.data["message"])
+    complete_turn(services.chat, turn)
+    if turn.error is not None:
+        raise LlmUnavailableError(turn.error.message)
     return KnowledgeAnswer(answer=turn.answer, references=turn.references, entities=turn.entities)
 
 

@@ -76,13 +76,16 @@ class WireToolCall(BaseModel):
 
 
 class ToolReply(BaseModel):
-    """A completion that may ask for tools: its text, why it stopped, its native calls."""
+    """A completion that may ask for tools: its text, why it stopped, its native calls, and
+    the server's token counts (None: not reported)."""
 
     model_config = ConfigDict(frozen=True)
 
     content: str
     finish_reason: str | None
     tool_calls: list[WireToolCall] = Field(default_factory=list)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 class AgentMessage(BaseModel):
@@ -279,8 +282,11 @@ class LlmClient:
             for call in choice.message.tool_calls or []
             if call.type == "function"
         ]
+        usage = completion.usage
         return ToolReply(
             content=choice.message.content or "",
             finish_reason=choice.finish_reason,
             tool_calls=calls,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
         )

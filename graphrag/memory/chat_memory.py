@@ -11,7 +11,7 @@ from graphrag.llm.prompts import ChatMessage
 from graphrag.memory.compaction import compact_session
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.context_budget import ContextMessage
-from graphrag.memory.core_memory import read_core
+from graphrag.memory.core_memory import read_core, render_core_block
 from graphrag.memory.models import MemoryOwner
 from graphrag.memory.prompt_block import render_memory_block
 from graphrag.memory.recall import session_start_recall
@@ -36,6 +36,12 @@ class ChatMemory:
         with session_scope(self.ctx.sessions) as db:
             core = read_core(db, who, self.ctx.settings)
         return render_memory_block(core, session_start_recall(self.ctx, who, query))
+
+    def core(self, tenant_id: uuid.UUID, owner: str) -> str:
+        """Core memory alone, as a system-prompt block: PostgreSQL only, no fact is touched."""
+        who = MemoryOwner(tenant_id=tenant_id, owner=owner)
+        with session_scope(self.ctx.sessions) as db:
+            return render_core_block(read_core(db, who, self.ctx.settings))
 
     def fit_history(
         self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID, history: list[ChatMessage]

@@ -13,7 +13,7 @@ from neo4j import Driver
 
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
-from tests.support.api_helpers import create_kb, read_sse, upload, wait_terminal
+from tests.support.api_helpers import chat_usage, create_kb, read_sse, upload, wait_terminal
 from tests.support.graph_helpers import kb_graph_rule, remove_label
 from tests.support.worker import WorkerProcess
 
@@ -99,10 +99,15 @@ def test_agent_queries_the_graph_and_streams_its_steps(
     kb_ids = [graph_kb["id"], plain_kb["id"]]
     session = http.post("/api/v1/sessions", json={"kb_ids": kb_ids}).json()
 
+    fresh_scripted_llm.clear_requests()
     events = _sse(http, session["id"], {"query": QUESTION})
 
     names = [name for name, _ in events]
     assert names[-3:] == ["references", "delta", "done"], names
+    done = events[-1][1]
+    assert (done["steps"], done["reflections"], done["forced"]) == (2, 0, False)
+    assert done["usage"] == chat_usage(fresh_scripted_llm.requests("/v1/chat/completions"))
+    assert done["usage"]["llm_calls"] == 2
     act = _steps(events, "act")
     assert [(a["tool"], a["arguments"]) for a in act] == [
         ("query_knowledge_graph", {"entities": ["Zorvath Industries"]})
@@ -157,6 +162,7 @@ def test_without_a_graph_the_tool_is_not_offered(
     assert [_tool_names(body) for body in sent] == [["knowledge_search"]] * 2
     assert answer["answer"] == ANSWER and answer["completed"] is True
     assert answer["error"] is None
+    assert answer["usage"]["llm_calls"] == 2 and answer["usage"]["prompt_tokens"] > 0
     observed = next(s for s in answer["steps"] if s["kind"] == "observe")
     assert observed["detail"]["ok"] is False
     assert "no tool named 'query_knowledge_graph'" in observed["summary"]

@@ -15,7 +15,7 @@ from neo4j import Driver
 
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
-from tests.support.api_helpers import create_kb, read_sse, upload, wait_terminal
+from tests.support.api_helpers import chat_usage, create_kb, read_sse, upload, wait_terminal
 from tests.support.graph_helpers import kb_graph_rule, remove_label
 from tests.support.http_server import ThreadedServer
 from tests.support.worker import WorkerProcess
@@ -101,9 +101,14 @@ def test_graph_reaches_the_chunk_search_misses(
     assert doc["parse_status"] == "completed" and doc["relation_count"] == 1, doc
     session = chat_api.post("/api/v1/sessions", json={"kb_ids": [kb["id"]]}).json()
 
+    fresh_scripted_llm.clear_requests()
     with_graph = _sse(chat_api, session["id"], {"query": QUESTION})
     names = [name for name, _ in with_graph]
     assert names[0] == "references" and names[-1] == "done"
+    # The question's entity names, then the answer: both calls' counts, as the server gave them.
+    usage = with_graph[-1][1]["usage"]
+    assert usage == chat_usage(fresh_scripted_llm.requests("/v1/chat/completions"))
+    assert usage["llm_calls"] == 2 and usage["completion_tokens"] > len(ANSWER.split())
     assert "".join(d["content"] for n, d in with_graph if n == "delta") == ANSWER
     refs = _reference_chunks(with_graph)
     assert refs.get("TARGET") == "graph", refs
@@ -129,10 +134,13 @@ def test_json_variant_and_follow_up_uses_history(
     kb = create_kb(http)
     wait_terminal(http, upload(http, kb["id"], "z.md", CHUNKS["DIST1"].encode()).json()["id"])
     session = chat_api.post("/api/v1/sessions", json={"kb_ids": [kb["id"]]}).json()
+    fresh_scripted_llm.clear_requests()
     first = chat_api.post(
         f"/api/v1/knowledge-chat/{session['id']}", json={"query": QUESTION, "stream": False}
     ).json()
-    assert first["answer"] == ANSWER and first["completed"] is True
+    assert first["answer"] == ANSWER and first["completed"] is True and first["error"] is None
+    assert first["usage"] == chat_usage(fresh_scripted_llm.requests("/v1/chat/completions"))
+    assert first["usage"]["llm_calls"] == 1  # no graph in scope: the answer only
     assert first["references"][0]["excerpt"].startswith("DIST1")
     fresh_scripted_llm.clear_requests()
     chat_api.post(

@@ -1,5 +1,5 @@
 """A chat over a knowledge base, its session closed into the agent memory, then a new session:
-what the first one taught is in the second one's prompt."""
+what the first one taught is in the second one's prompt; core memory is in every turn's."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -20,6 +21,7 @@ from tests.support.worker import WorkerProcess
 pytestmark = pytest.mark.e2e
 
 CLOSE_TIMEOUT_S = 120.0
+CORE_TEXT = "The user is Maren Lund, a harbour engineer who wants answers in metric units."
 FIRST_QUESTION = "What does the Quillon harbour crane lift?"
 FIRST_ANSWER = "The Quillon harbour crane lifts forty tonne containers [1]."
 
@@ -66,6 +68,38 @@ def test_memory_of_session_one_reaches_session_two(
     ]
     assert prompts, "no answer prompt was sent"
     assert "forty tonne containers" in prompts[-1] or FIRST_QUESTION in prompts[-1], prompts[-1]
+
+
+def _system_text(settings: Settings, body: Any) -> str:
+    """The system text of a chat request (leading the first user turn without a system role)."""
+    messages = body["messages"]
+    if settings.llm.system_role:
+        return "\n".join(m["content"] for m in messages if m["role"] == "system")
+    return str(next(m["content"] for m in messages if m["role"] == "user"))
+
+
+@pytest.mark.parametrize("mode", ["knowledge-chat", "agent-chat"])
+def test_core_memory_is_in_every_turns_system_prompt(
+    http: httpx.Client, settings: Settings, fresh_scripted_llm: ScriptedLlmServer, mode: str
+) -> None:
+    fresh_scripted_llm.set_rules([], default={"content": "Forty tonnes."})
+    owner = f"owner-{uuid.uuid4().hex[:8]}"
+    core = http.put("/api/v1/memory/core/profile", json={"text": CORE_TEXT, "owner": owner})
+    assert core.status_code == 200, core.text
+    kb = create_kb(http)
+    session = http.post("/api/v1/sessions", json={"kb_ids": [kb["id"]], "owner": owner}).json()
+    for question in ("What does the crane lift?", "And how high?"):
+        fresh_scripted_llm.clear_requests()
+        answer = http.post(
+            f"/api/v1/{mode}/{session['id']}", json={"query": question, "stream": False}
+        ).json()
+        assert answer["completed"] is True, answer
+        # The answer is the turn's last LLM call; its system text carries the core memory.
+        last = fresh_scripted_llm.requests("/v1/chat/completions")[-1]
+        system = _system_text(settings, last.body)
+        assert f"# Core memory\n## profile\n{CORE_TEXT}" in system, (question, system)
+    stored = http.get(f"/api/v1/sessions/{session['id']}").json()["messages"]
+    assert len(stored) == 4  # the second turn had the first in its history
 
 
 COMPACT_AT_CHARS = 400

@@ -20,6 +20,7 @@ __all__ = [
     "MALFORMED_JSON",
     "chat_completion",
     "chat_stream_events",
+    "completion_usage",
     "embedding_vector",
     "embeddings_response",
     "error_body",
@@ -36,7 +37,8 @@ def _token_count(text: str | None) -> int:
     return len(text.split()) if text else 0
 
 
-def _usage(prompt: str, completion: str | None) -> dict[str, int]:
+def completion_usage(prompt: str, completion: str | None) -> dict[str, int]:
+    """The `usage` object of a completion: whitespace words of the prompt and of the answer."""
     prompt_tokens, completion_tokens = _token_count(prompt), _token_count(completion)
     return {
         "prompt_tokens": prompt_tokens,
@@ -82,7 +84,7 @@ def chat_completion(
                 "finish_reason": _finish_reason(reply, truncated),
             }
         ],
-        "usage": _usage(prompt, text),
+        "usage": completion_usage(prompt, text),
     }
 
 
@@ -107,12 +109,12 @@ def chat_stream_events(
     *,
     model: str,
     call_id: str,
-    prompt: str,
     truncated: bool,
     piece_chars: int,
-    include_usage: bool,
+    usage: dict[str, int] | None,
 ) -> Iterator[str]:
-    """Server-sent events of a streamed completion, ending with `data: [DONE]`."""
+    """Server-sent events of a streamed completion, ending with `data: [DONE]` (preceded by a
+    usage chunk when `usage` is given)."""
     created = int(time.time())
     yield _chunk(call_id, model, created, _delta({"role": "assistant", "content": ""}))
     for start in range(0, len(text or ""), piece_chars):
@@ -126,7 +128,7 @@ def chat_stream_events(
         tail = {"index": index, "function": {"arguments": call["function"]["arguments"]}}
         yield _chunk(call_id, model, created, _delta({"tool_calls": [tail]}))
     yield _chunk(call_id, model, created, _delta({}, _finish_reason(reply, truncated)))
-    if include_usage:
+    if usage is not None:
         body = json.dumps(
             {
                 "id": f"chatcmpl-{call_id}",
@@ -134,7 +136,7 @@ def chat_stream_events(
                 "created": created,
                 "model": model,
                 "choices": [],
-                "usage": _usage(prompt, text),
+                "usage": usage,
             }
         )
         yield f"data: {body}\n\n"

@@ -46,6 +46,7 @@ from tests.fakes.openai_payloads import (
     MALFORMED_JSON,
     chat_completion,
     chat_stream_events,
+    completion_usage,
     embeddings_response,
     error_body,
     models_response,
@@ -181,23 +182,26 @@ class _Handlers:
                 return StreamingResponse(_malformed_stream(), media_type="text/event-stream")
             return Response(MALFORMED_JSON, media_type="application/json")
         text, truncated = _cut(choice)
-        common: dict[str, Any] = {
-            "model": str(body.get("model", "")),
-            "call_id": str(next(self._ids)),
-            "prompt": _all_text(body),
-            "truncated": truncated,
-        }
+        model, call_id, prompt = str(body.get("model", "")), str(next(self._ids)), _all_text(body)
         if not stream:
-            payload = chat_completion(choice.reply, text, **common)
+            payload = chat_completion(
+                choice.reply, text, model=model, call_id=call_id, prompt=prompt, truncated=truncated
+            )
             self.state.record_usage(index, payload["usage"])
             return JSONResponse(payload)
         options = body.get("stream_options") or {}
+        usage = None
+        if isinstance(options, dict) and options.get("include_usage"):
+            usage = completion_usage(prompt, text)
+            self.state.record_usage(index, usage)  # what the stream's last chunk will report
         events = chat_stream_events(
             choice.reply,
             text,
-            **common,
+            model=model,
+            call_id=call_id,
+            truncated=truncated,
             piece_chars=self.state.script.stream_piece_chars,
-            include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
+            usage=usage,
         )
         return StreamingResponse(events, media_type="text/event-stream")
 

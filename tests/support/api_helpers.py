@@ -9,7 +9,9 @@ from typing import Any
 
 import httpx
 
-__all__ = ["all_chunks", "create_kb", "read_sse", "upload", "wait_terminal"]
+from tests.fakes.llm_script import RecordedRequest
+
+__all__ = ["all_chunks", "chat_usage", "create_kb", "read_sse", "upload", "wait_terminal"]
 
 WAIT_TIMEOUT_S = 240.0
 POLL_S = 0.25
@@ -71,3 +73,17 @@ def read_sse(client: httpx.Client, url: str, body: dict[str, Any]) -> list[tuple
             elif line.startswith("data: "):
                 events.append((name, json.loads(line.removeprefix("data: "))))
     return events
+
+
+def chat_usage(requests: list[RecordedRequest]) -> dict[str, int]:
+    """The usage a chat turn should report: the scripted server's counts of `requests` (the
+    turn's chat completions), summed."""
+    prompt = sum(r.usage["prompt_tokens"] for r in requests if r.usage)
+    completion = sum(r.usage["completion_tokens"] for r in requests if r.usage)
+    assert all(r.usage for r in requests), "a chat completion was served without its usage"
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "llm_calls": len(requests),
+    }

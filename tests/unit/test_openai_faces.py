@@ -79,8 +79,10 @@ def _turn(answer: str, messages: list[ChatMessage]) -> ChatTurn:
 def test_usage_is_the_servers_count_when_it_gave_one() -> None:
     turn = _turn("twelve chars", [ChatMessage(role="user", content="x" * 40)])
     assert usage_of(turn, 4.0) == {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}
-    turn.usage.prompt_tokens, turn.usage.completion_tokens = 7, 2
-    assert usage_of(turn, 4.0) == {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}
+    turn.usage.add(7, 2)
+    turn.usage.add(None, None)  # a call the server reported nothing for adds nothing
+    turn.usage.add(5, 1)
+    assert usage_of(turn, 4.0) == {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
 
 
 @pytest.mark.parametrize(

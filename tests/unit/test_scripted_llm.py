@@ -102,6 +102,13 @@ def test_stream_chunks_rebuild_the_reply(llm: ScriptedLlmServer, client: openai.
     assert "".join(pieces) == text
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
     assert chunks[-1].usage is not None
+    # The log keeps what the stream reported, as it does for a whole completion.
+    reported = chunks[-1].usage
+    assert llm.requests("/v1/chat/completions")[-1].usage == {
+        "prompt_tokens": reported.prompt_tokens,
+        "completion_tokens": reported.completion_tokens,
+        "total_tokens": reported.total_tokens,
+    }
 
 
 def test_stream_ends_with_done_marker(http: httpx.Client) -> None:

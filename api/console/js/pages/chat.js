@@ -109,7 +109,7 @@ function conversation(pane, sessionId, onStreaming) {
         if (name === "references") { references = data.references; entities = data.entities; }
         else if (name === "delta") text += data.content;
         else if (name === "error") throw new Error(data.message);
-        else if (name === "done") status.textContent = `done in ${Math.round(data.timings_ms.total)} ms`;
+        else if (name === "done") status.textContent = `done in ${Math.round(data.timings_ms.total)} ms` + (data.usage ? ` · ${data.usage.total_tokens} tokens` : "");
         fill(answer, h("div", { class: "text" }, answerWithCitations(text, references)), referenceList(references, entities));
         log.scrollTop = log.scrollHeight;
       }
