@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from graphrag.db.accounting import reset_accounting
-from graphrag.db.enums import KnowledgeSource, ParseStatus
+from graphrag.db.enums import KnowledgeSource, ParseStatus, Stage, StageStatus
 from graphrag.db.models import Chunk, Knowledge
 from graphrag.db.visibility import chunk_of_current_attempt
 from graphrag.errors import (
@@ -213,17 +213,18 @@ def get_document(
 
 def get_stages(session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID) -> KnowledgeStages:
     doc = get_document_row(session, tenant_id, knowledge_id)
-    stages = {name: StageProgress.model_validate(value) for name, value in doc.progress.items()}
-    graph = stages.get("graph")
-    if graph is not None and graph.status == "running":
+    stages = {
+        Stage(name): StageProgress.model_validate(value) for name, value in doc.progress.items()
+    }
+    graph = stages.get(Stage.GRAPH)
+    if graph is not None and graph.status is StageStatus.RUNNING:
         # Derived from the counter, so graph tasks need not write progress themselves.
         settled = graph.total - doc.pending_subtasks_count
         done = doc.parse_status == ParseStatus.COMPLETED
-        stages["graph"] = graph.model_copy(
-            update={"done": settled, "status": "done" if done else "running"}
-        )
-    if graph is not None and graph.status != "skipped":
-        stages["graph"] = stages["graph"].model_copy(update={"seconds": doc.graph_seconds})
+        status = StageStatus.DONE if done else StageStatus.RUNNING
+        stages[Stage.GRAPH] = graph.model_copy(update={"done": settled, "status": status})
+    if graph is not None and graph.status is not StageStatus.SKIPPED:
+        stages[Stage.GRAPH] = stages[Stage.GRAPH].model_copy(update={"seconds": doc.graph_seconds})
     return KnowledgeStages(
         knowledge_id=doc.id,
         attempt=doc.attempt,

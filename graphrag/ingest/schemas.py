@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, model_validator
 
-from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus
+from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus, Stage, StageStatus
 
 __all__ = [
     "BatchItem",
@@ -85,13 +85,19 @@ class KnowledgePublic(BaseModel):
 
 
 class StageProgress(BaseModel):
-    status: str = "pending"
+    """One stage of the current attempt: its status and how far it got."""
+
+    status: StageStatus = StageStatus.PENDING
     done: int = 0
     total: int = 0
     skipped: int = 0  # items the stage left out on purpose (e.g. over a budget); see `detail`
     detail: str | None = None
     # Seconds the stage took; for `graph`, the work of its chunk tasks summed (they overlap).
     seconds: float | None = None
+
+    def stored(self) -> dict[str, object]:
+        """The JSON kept under the stage's key in `knowledge.progress` (unset fields left out)."""
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 class KnowledgeStages(BaseModel):
@@ -100,7 +106,7 @@ class KnowledgeStages(BaseModel):
     knowledge_id: uuid.UUID
     attempt: int
     parse_status: ParseStatus
-    stages: dict[str, StageProgress]
+    stages: dict[Stage, StageProgress]
     usage: IngestionUsage
 
 

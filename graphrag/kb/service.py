@@ -13,13 +13,12 @@ from graphrag.db.models import Knowledge, KnowledgeBase
 from graphrag.errors import ConflictError, NotFoundError
 from graphrag.extraction.models import ExtractConfig, check_extract_config
 from graphrag.graph.store import GraphStore
-from graphrag.ingest.models import ChunkingConfig, check_chunking
+from graphrag.kb.chunking import ChunkingConfig, check_chunking, default_chunking
 from graphrag.kb.schemas import (
     IndexingStrategy,
     KnowledgeBaseCreate,
     KnowledgeBasePublic,
     KnowledgeBaseUpdate,
-    default_chunking,
     graph_on,
 )
 from graphrag.settings import Settings
