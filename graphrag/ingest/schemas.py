@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, model_validator
 
@@ -18,21 +18,10 @@ __all__ = [
     "ItemError",
     "KnowledgePublic",
     "KnowledgeStages",
-    "Page",
     "StageProgress",
     "TextImport",
     "UrlImport",
 ]
-
-T = TypeVar("T")
-
-
-class Page(BaseModel, Generic[T]):
-    items: list[T]
-    total: int
-    page: int
-    page_size: int
-
 
 class IngestionUsage(BaseModel):
     """What the graph stage of the current attempt cost (LLM tokens as the server reported)."""
