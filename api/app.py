@@ -36,13 +36,11 @@ from graphrag.graph.neo4j_client import connect_driver
 from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
-from graphrag.memory.graph_io import MemoryGraphIO
-from graphrag.memory.schema import ensure_memory_schema
+from graphrag.memory.context import open_memory_context
 from graphrag.metrics import QueueDepthCollector, llm_metrics
 from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
 from graphrag.settings import Settings, get_settings
-from workers.celery_app import create_celery
-from workers.queue import CeleryTaskQueue
+from workers.queue import sender_queue
 
 __all__ = ["create_app"]
 
@@ -55,12 +53,11 @@ def _open_state(settings: Settings) -> AppState:
     driver = connect_driver(settings.neo4j) if settings.neo4j.enable else None
     if driver is None:
         log.info("knowledge graph not enabled (NEO4J_ENABLE is not 'true')")
-    else:
-        ensure_memory_schema(MemoryGraphIO(driver, settings.neo4j), settings.embedding.dim)
     sessions = make_session_factory(engine)
-    relay = RelayLoop(sessions, CeleryTaskQueue(create_celery(settings)), settings.outbox)
+    relay = RelayLoop(sessions, sender_queue(settings), settings.outbox)
     relay.start()
     client = redis.Redis.from_url(settings.redis.url)
+    embedder = build_embedder(settings.embedding)
     return AppState(
         settings=settings,
         engine=engine,
@@ -70,9 +67,10 @@ def _open_state(settings: Settings) -> AppState:
         graph=build_graph_store(settings, driver),
         storage=FileStorage(settings.resolve(settings.storage_dir)),
         relay=relay,
-        embedder=build_embedder(settings.embedding),
+        embedder=embedder,
         llm=LlmClient(settings.llm, metrics=llm_metrics(settings.metrics.llm_latency_buckets_s)),
         metrics=_scrape_registry(settings, client),
+        memory=open_memory_context(settings, sessions, driver, embedder),
     )
 
 

@@ -17,7 +17,6 @@ from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
 from graphrag.memory.context import MemoryContext
-from graphrag.memory.graph_io import MemoryGraphIO
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
 
@@ -37,18 +36,11 @@ class AppState:
     embedder: Embedder
     llm: LlmClient  # interactive calls (chat, previews): no background slot
     metrics: CollectorRegistry  # series read at scrape time (queue depths), beside the default
+    memory: MemoryContext | None  # built once by `open_memory_context`; None without Neo4j
 
     def memory_context(self) -> MemoryContext | None:
         """The agent memory over this process's services; None without Neo4j (its archive)."""
-        if self.neo4j is None:
-            return None
-        return MemoryContext(
-            settings=self.settings.memory,
-            extraction=self.settings.extraction,
-            sessions=self.sessions,
-            io=MemoryGraphIO(self.neo4j, self.settings.neo4j),
-            embedder=self.embedder,
-        )
+        return self.memory
 
     def face_services(self) -> FaceServices:
         """What the OpenAI-compatible and MCP faces use (they keep no conversation)."""

@@ -27,9 +27,9 @@ from functools import partial
 from neo4j import Driver, ManagedTransaction
 
 from bench.harness import print_header, print_ratio, services_env, timed
-from graphrag.extraction.models import GraphData, GraphNode, GraphRelation
 from graphrag.graph import cypher
 from graphrag.graph.labels import entity_label
+from graphrag.graph.models import GraphData, GraphNode, GraphRelation
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.settings import Settings

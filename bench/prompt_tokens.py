@@ -23,8 +23,9 @@ from pathlib import Path
 
 from bench.harness import print_header, print_ratio
 from bench.sample_text import paragraphs
-from graphrag.extraction.models import ExtractConfig, GraphNode, GraphRelation
+from graphrag.extraction.models import ExtractConfig
 from graphrag.extraction.prompt_builder import build_extraction_request
+from graphrag.graph.models import GraphNode, GraphRelation
 from graphrag.llm.prompts import ChatMessage
 from graphrag.settings import get_settings, project_root
 

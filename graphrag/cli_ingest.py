@@ -13,6 +13,7 @@ from rich.table import Table
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import make_engine, make_session_factory
+from graphrag.db.enums import Stage, StageStatus
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.batch import DocumentState, ensure_kb_by_name, poll_states, submit_files
@@ -24,8 +25,6 @@ from graphrag.settings import Settings
 from graphrag.task_queue import TaskQueue
 
 __all__ = ["IngestRun", "open_run", "run_ingest"]
-
-_STAGE_ORDER = ("parse", "embed", "index", "graph")
 
 
 @dataclass
@@ -39,24 +38,23 @@ class IngestRun:
 
 def open_run(settings: Settings) -> IngestRun:
     """The services an ingestion from the command line talks to (same as the API's)."""
-    from workers.celery_app import create_celery
-    from workers.queue import CeleryTaskQueue
+    from workers.queue import sender_queue
 
     return IngestRun(
         settings=settings,
         sessions=make_session_factory(make_engine(settings)),
         storage=FileStorage(settings.resolve(settings.storage_dir)),
         graph=build_graph_store(settings),
-        queue=CeleryTaskQueue(create_celery(settings)),
+        queue=sender_queue(settings),
     )
 
 
 def _describe(state: DocumentState) -> tuple[str, int, int]:
     """A label and a (done, total) pair for the stage the document is in."""
-    for stage in reversed(_STAGE_ORDER):
+    for stage in reversed(Stage):
         info = state.progress.get(stage)
-        if info and info.get("status") == "running":
-            return stage, int(str(info.get("done", 0))), int(str(info.get("total", 0)))
+        if info is not None and info.status is StageStatus.RUNNING:
+            return stage.value, info.done, info.total
     return state.status.value, 1 if state.terminal else 0, 1
 
 

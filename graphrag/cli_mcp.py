@@ -33,8 +33,7 @@ _err = Console(stderr=True)
 
 @contextmanager
 def _face_services(settings: Settings) -> Iterator[FaceServices]:
-    from workers.celery_app import create_celery
-    from workers.queue import CeleryTaskQueue
+    from workers.queue import sender_queue
 
     engine = make_engine(settings)
     chat = ChatServices(
@@ -44,7 +43,7 @@ def _face_services(settings: Settings) -> Iterator[FaceServices]:
         llm=LlmClient(settings.llm),
         graph=build_graph_store(settings),
     )
-    relay = RelayLoop(chat.sessions, CeleryTaskQueue(create_celery(settings)), settings.outbox)
+    relay = RelayLoop(chat.sessions, sender_queue(settings), settings.outbox)
     relay.start()
     try:
         yield FaceServices(

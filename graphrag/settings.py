@@ -127,7 +127,6 @@ class LlmSettings(_Section):
     concurrency_wait_s: float
     concurrency_poll_s: float = Field(gt=0.0)
     props_timeout_s: float = Field(gt=0.0)
-    max_retries: int
 
 
 class EmbeddingSettings(_Section):
@@ -189,7 +188,8 @@ class CelerySettings(_Section):
     docparse_time_limit_s: int
     graph_time_limit_s: int
     graph_max_retries: int
-    graph_retry_backoff_s: float
+    # Celery's retry_backoff: whole seconds, at least 1.
+    graph_retry_backoff_s: int = Field(ge=1)
     graph_soft_limit_margin_s: int
     docparse_soft_limit_margin_s: int = Field(gt=0)
     retry_backoff_max_s: int

@@ -58,7 +58,7 @@ class MemorySettings(_Section):
     sweep_batch: int = Field(gt=0)
     close_time_limit_s: int = Field(gt=0)
     close_max_retries: int = Field(ge=0)
-    close_retry_backoff_s: float = Field(gt=0.0)
+    close_retry_backoff_s: int = Field(ge=1)  # Celery's retry_backoff: whole seconds
     compact_threshold_chars: int = Field(gt=0)
     tool_result_max_chars: int = Field(gt=0)
     keep_last_messages: int = Field(ge=0)

@@ -65,7 +65,7 @@ def _free_redis_db(server_url: str) -> int:
 # Graph retries in tests: short waits, so fault tests finish in seconds.
 TEST_ENV = {
     "NEO4J_ENABLE": "true",
-    "CELERY_GRAPH_RETRY_BACKOFF_S": "0.5",
+    "CELERY_GRAPH_RETRY_BACKOFF_S": "1",  # Celery's backoff counts whole seconds
     "LLM_TIMEOUT_S": "5",
     "LLM_MODEL": "scripted",
     "METRICS_WORKER_PORT": "0",

@@ -1,20 +1,65 @@
-"""The Celery side of the core's TaskQueue port: tasks are sent by name, ids only."""
+"""The Celery side of the core's TaskQueue port: tasks are sent by name, ids only.
+
+Producers (the API, the CLI) send through `sender_queue`: a Celery client with the broker and
+the routes only. It imports no task module and builds nothing at import; the worker's app
+(`workers.celery_app`) shares the same routing through `routing_conf`.
+"""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import redis
 from celery import Celery
+from kombu import Queue
 from kombu.exceptions import KombuError
 
 from graphrag.errors import BrokerUnavailableError
+from graphrag.settings import Settings
 
-__all__ = ["BROKER_EPOCH_KEY", "CeleryTaskQueue", "purge_broker"]
+__all__ = ["BROKER_EPOCH_KEY", "CeleryTaskQueue", "purge_broker", "routing_conf", "sender_queue"]
 
 # A key in the broker's own Redis database: gone with the messages when the broker loses them.
 BROKER_EPOCH_KEY = "graphrag:outbox:broker-epoch"
+
+
+def routing_conf(settings: Settings) -> dict[str, Any]:
+    """What a producer and a worker must agree on: JSON only, the queues, a task's queue by name,
+    and how long Redis waits before it redelivers an unacknowledged message."""
+    c = settings.celery
+    return {
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        # Redis redelivers a message left unacknowledged this long. Set above every task's time
+        # limit (and retry countdown) so a running task is not delivered twice. Messages the
+        # broker loses outright are sent again from the outbox (graphrag/ingest/relay.py).
+        "broker_transport_options": {"visibility_timeout": c.broker_visibility_timeout_s},
+        "task_default_queue": c.default_queue,
+        "task_queues": [
+            Queue(c.default_queue),
+            Queue(c.docparse_queue),
+            Queue(c.graph_queue),
+            Queue(c.memory_queue),
+        ],
+        "task_routes": {
+            "document.*": {"queue": c.docparse_queue},
+            "graph.*": {"queue": c.graph_queue},
+            "memory.*": {"queue": c.memory_queue},
+        },
+        "broker_connection_retry_on_startup": True,
+        "timezone": "UTC",
+    }
+
+
+def sender_queue(settings: Settings) -> CeleryTaskQueue:
+    """A send-only task queue: a Celery client with the broker and the routes, no task, no result
+    backend (nobody reads results: the outbox row is the task's state)."""
+    sender = Celery("graphrag-sender", broker=settings.redis.url, set_as_current=False)
+    sender.conf.update(routing_conf(settings))
+    return CeleryTaskQueue(sender)
 
 
 class CeleryTaskQueue:

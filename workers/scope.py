@@ -12,10 +12,12 @@ import threading
 from dataclasses import dataclass
 
 import redis
+from neo4j import Driver
 
 from graphrag.db.engine import make_engine, make_session_factory
-from graphrag.extraction.chunk_extraction import GraphContext
 from graphrag.graph.factory import build_graph_store
+from graphrag.graph.neo4j_client import connect_driver
+from graphrag.ingest.chunk_extraction import GraphContext
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
@@ -25,13 +27,14 @@ from graphrag.metrics import llm_metrics
 from graphrag.search.embeddings import build_embedder
 from graphrag.settings import Settings, get_settings
 
-__all__ = ["graph_context", "ingest_context", "warm_up"]
+__all__ = ["graph_context", "ingest_context", "neo4j_driver", "warm_up"]
 
 
 @dataclass(frozen=True)
 class _Scope:
     ingest: IngestContext
     graph: GraphContext
+    driver: Driver | None  # the process's one Neo4j driver; None when the graph is off
 
 
 _lock = threading.Lock()
@@ -44,7 +47,8 @@ def llm_slots_key(settings: Settings) -> str:
 
 def _open(settings: Settings) -> _Scope:
     sessions = make_session_factory(make_engine(settings))
-    graph = build_graph_store(settings)
+    driver = connect_driver(settings.neo4j) if settings.neo4j.enable else None
+    graph = build_graph_store(settings, driver)
     limiter = LeaseSemaphore(
         redis.Redis.from_url(settings.redis.url),
         llm_slots_key(settings),
@@ -62,7 +66,7 @@ def _open(settings: Settings) -> _Scope:
         graph=graph,
     )
     graph_ctx = GraphContext(settings, sessions, llm, graph, embed_names=ingest.embedder.embed)
-    return _Scope(ingest, graph_ctx)
+    return _Scope(ingest, graph_ctx, driver)
 
 
 def _scope() -> _Scope:
@@ -81,6 +85,11 @@ def ingest_context() -> IngestContext:
 
 def graph_context() -> GraphContext:
     return _scope().graph
+
+
+def neo4j_driver() -> Driver | None:
+    """This process's Neo4j driver (the one its graph store uses); None when the graph is off."""
+    return _scope().driver
 
 
 def warm_up() -> None:

@@ -11,18 +11,13 @@ from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import OperationalError
 
 from graphrag.db.enums import GraphStatus
-from graphrag.extraction.chunk_extraction import RETRYABLE, extract_chunk_graph, fail_chunk
+from graphrag.ingest.chunk_extraction import RETRYABLE, extract_chunk_graph, fail_chunk
 from workers.celery_app import app
 from workers.scope import graph_context
 
 _celery = app.conf.graphrag_settings.celery
 
 BROKER_ERRORS = (redis.RedisError, OperationalError)
-
-
-def _countdown(retries: int) -> int:
-    """Exponential backoff, capped: a Neo4j restart or a busy LLM gets time to come back."""
-    return int(min(_celery.graph_retry_backoff_s * 2**retries, _celery.retry_backoff_max_s))
 
 
 class _ExtractTask(Task):
@@ -45,6 +40,12 @@ class _ExtractTask(Task):
     base=_ExtractTask,
     bind=True,
     acks_late=True,
+    # Celery's own exponential backoff, capped: a Neo4j restart or a busy LLM gets time to come
+    # back. The last try settles the chunk instead of raising, so it is never retried again.
+    autoretry_for=RETRYABLE,
+    retry_backoff=_celery.graph_retry_backoff_s,
+    retry_backoff_max=_celery.retry_backoff_max_s,
+    retry_jitter=False,
     max_retries=_celery.graph_max_retries,
     time_limit=_celery.graph_time_limit_s,
     soft_time_limit=_celery.graph_time_limit_s - _celery.graph_soft_limit_margin_s,
@@ -56,8 +57,6 @@ def extract_chunk(self: Task, knowledge_id: str, attempt: int, chunk_id: str) ->
     args = (graph_context(), uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id))
     try:
         return extract_chunk_graph(*args, final_try=final).value
-    except RETRYABLE as exc:
-        raise self.retry(exc=exc, countdown=_countdown(self.request.retries)) from exc
     except SoftTimeLimitExceeded:
         fail_chunk(*args, reason="extraction exceeded its time limit")
         return GraphStatus.FAILED.value

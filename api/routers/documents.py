@@ -12,6 +12,7 @@ from api.dispatch import commit_with_task
 from api.uploads import read_capped
 from graphrag.db import outbox
 from graphrag.db.enums import KnowledgeSource, ParseStatus
+from graphrag.db.pages import Page
 from graphrag.errors import FileTooLargeError, GraphragError, InvalidInputError
 from graphrag.ingest import documents
 from graphrag.ingest.relay_loop import RelayLoop
@@ -22,7 +23,6 @@ from graphrag.ingest.schemas import (
     ItemError,
     KnowledgePublic,
     KnowledgeStages,
-    Page,
     TextImport,
     UrlImport,
 )

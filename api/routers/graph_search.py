@@ -9,8 +9,8 @@ from fastapi import APIRouter, Body
 
 from api.auth import ReaderTenantDep
 from api.deps import GraphStoreDep, SessionDep, SettingsDep
-from graphrag.graph.graph_search import search_graph
 from graphrag.graph.search_models import GraphSearchRequest, GraphSearchResponse
+from graphrag.search.graph_search import search_graph
 
 router = APIRouter(prefix="/api/v1/knowledge-bases", tags=["graph search"])
 

@@ -12,6 +12,7 @@ from api.deps import AppStateDep, PageParams, RelayDep, SessionDep, SettingsDep,
 from api.dispatch import commit_with_task
 from graphrag.chat.sessions import get_session_row
 from graphrag.db import outbox
+from graphrag.db.pages import Page
 from graphrag.errors import GraphDisabledError, NotFoundError
 from graphrag.memory import core_memory, facts_service
 from graphrag.memory.context import MemoryContext
@@ -52,7 +53,7 @@ def list_facts(
     tenant: TenantDep,
     pages: Pages,
     owner: OwnerQuery = None,
-) -> facts_service.FactPage:
+) -> Page[MemoryFact]:
     """The owner's archival facts, newest first."""
     who = _owner(tenant, owner, settings)
     return facts_service.list_facts(memory, who, pages.page, pages.page_size)

@@ -12,7 +12,7 @@ import logging
 import json_repair
 
 from graphrag.chat.turn import TurnUsage
-from graphrag.extraction.models import normalize_space
+from graphrag.graph.models import normalize_space
 from graphrag.llm.client import LlmClient
 from graphrag.llm.prompts import load_prompt
 from graphrag.settings import ExtractionSettings

@@ -15,7 +15,7 @@ from graphrag.chat.schemas import (
     SessionWithMessages,
 )
 from graphrag.db.models import ChatSession
-from graphrag.errors import NotFoundError
+from graphrag.db.tenant_rows import tenant_row
 from graphrag.kb.service import get_kb_row
 
 __all__ = [
@@ -29,12 +29,10 @@ __all__ = [
 
 
 def get_session_row(session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID) -> ChatSession:
-    row = session.execute(
-        select(ChatSession).where(ChatSession.id == session_id, ChatSession.tenant_id == tenant_id)
-    ).scalar_one_or_none()
-    if row is None:
-        raise NotFoundError("chat session not found", session_id=str(session_id))
-    return row
+    """A chat session of this tenant; another tenant's id is simply not found."""
+    return tenant_row(
+        session, ChatSession, tenant_id, session_id, what="chat session", id_key="session_id"
+    )
 
 
 def create_session(session: Session, tenant_id: uuid.UUID, data: SessionCreate) -> SessionPublic:

@@ -12,6 +12,8 @@ __all__ = [
     "OutboxLane",
     "OutboxStatus",
     "ParseStatus",
+    "Stage",
+    "StageStatus",
 ]
 
 
@@ -28,6 +30,24 @@ class ParseStatus(StrEnum):
     def working(cls) -> frozenset[ParseStatus]:
         """Statuses in which a worker still owes the document some work."""
         return frozenset({cls.PENDING, cls.PROCESSING, cls.FINALIZING})
+
+
+class Stage(StrEnum):
+    """The steps of a document's attempt, in the order they run (keys of `knowledge.progress`)."""
+
+    PARSE = "parse"
+    EMBED = "embed"
+    INDEX = "index"
+    GRAPH = "graph"
+
+
+class StageStatus(StrEnum):
+    """Where one stage of the current attempt stands."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    SKIPPED = "skipped"  # not run on purpose (vectors off, graph off or nothing to extract)
 
 
 class KnowledgeSource(StrEnum):

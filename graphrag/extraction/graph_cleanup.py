@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphrag.extraction.models import GraphData, GraphNode, GraphRelation, normalize_space
 from graphrag.extraction.output_shapes import RawGraph, RawRelation
+from graphrag.graph.models import GraphData, GraphNode, GraphRelation, normalize_space
 from graphrag.settings import ExtractionSettings
 
 __all__ = ["CleanedGraph", "ParseOptions", "clean_graph"]

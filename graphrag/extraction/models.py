@@ -1,98 +1,28 @@
-"""The graph a model extracts from one chunk, and a knowledge base's extraction config.
+"""A knowledge base's extraction config: the switch, relation labels, few-shot example, guidance.
 
-Names are whitespace-normalised on the way in (a model's "Marie\\n Curie" and "Marie Curie" are the
-same entity); length caps come from `ExtractionSettings` and are checked by
-`check_extract_config` (user input) and by the output parser (model output).
+Length caps come from `ExtractionSettings` and are checked by `check_extract_config` (user
+input); the output parser checks model output against the same caps.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphrag.errors import InvalidInputError
+from graphrag.graph.models import GraphNode, GraphRelation, TextList
 from graphrag.settings import ExtractionSettings
 
-__all__ = [
-    "ExtractConfig",
-    "GraphData",
-    "GraphNode",
-    "GraphRelation",
-    "check_extract_config",
-    "normalize_space",
-]
+__all__ = ["ExtractConfig", "check_extract_config"]
 
 
-def normalize_space(text: str) -> str:
-    """`text` with surrounding whitespace removed and inner runs of whitespace made one space."""
-    return " ".join(text.split())
-
-
-def _non_empty_name(value: str) -> str:
-    name = normalize_space(value)
-    if not name:
-        raise ValueError("must not be empty or whitespace")
-    return name
-
-
-def _clean_texts(values: list[str]) -> list[str]:
-    """Whitespace-normalised, empty ones dropped, duplicates dropped, first occurrence's order."""
-    seen: dict[str, None] = {}
-    for value in values:
-        text = normalize_space(value)
-        if text:
-            seen.setdefault(text, None)
-    return list(seen)
-
-
-Name = Annotated[str, AfterValidator(_non_empty_name)]
-TextList = Annotated[list[str], AfterValidator(_clean_texts)]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class GraphNode(_Frozen):
-    """An entity: its name (the merge key in a document), what is said of it, where it was read."""
-
-    name: Name
-    attributes: TextList = Field(default_factory=list)
-    chunks: list[str] = Field(default_factory=list)
-
-
-class GraphRelation(_Frozen):
-    """A directed, typed link from the entity named `node1` to the one named `node2`."""
-
-    node1: Name
-    node2: Name
-    type: Name
-
-
-class GraphData(_Frozen):
-    """The entities and relations read from one text."""
-
-    nodes: list[GraphNode] = Field(default_factory=list)
-    relations: list[GraphRelation] = Field(default_factory=list)
-
-    @property
-    def is_empty(self) -> bool:
-        """Whether nothing was extracted."""
-        return not self.nodes and not self.relations
-
-    def with_chunk(self, chunk_id: str) -> GraphData:
-        """The same graph with every node pointing at the chunk it was read from."""
-        nodes = [node.model_copy(update={"chunks": [chunk_id]}) for node in self.nodes]
-        return self.model_copy(update={"nodes": nodes})
-
-
-class ExtractConfig(_Frozen):
+class ExtractConfig(BaseModel):
     """A knowledge base's extraction setup: switch, relation labels, few-shot example, guidance.
 
     `custom_instructions` are appended to the system prompt; the output protocol itself stays under
     the system's control.
     """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: bool = False
     text: str = ""

@@ -23,8 +23,8 @@ import json_repair
 from pydantic import BaseModel, ConfigDict
 
 from graphrag.extraction.graph_cleanup import ParseOptions, clean_graph
-from graphrag.extraction.models import GraphData
 from graphrag.extraction.output_shapes import RawGraph, read_graph_value
+from graphrag.graph.models import GraphData
 
 __all__ = ["OutputKind", "ParseOptions", "ParseOutcome", "parse_graph_output"]
 

@@ -24,14 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.errors import InvalidInputError, LlmUnavailableError
 from graphrag.extraction.graph_cleanup import ParseOptions
-from graphrag.extraction.models import (
-    ExtractConfig,
-    GraphRelation,
-    check_extract_config,
-    normalize_space,
-)
+from graphrag.extraction.models import ExtractConfig, check_extract_config
 from graphrag.extraction.output_parser import OutputKind, parse_graph_output
 from graphrag.extraction.prompt_builder import build_extraction_request
+from graphrag.graph.models import GraphRelation, normalize_space
 from graphrag.llm.client import LlmReply
 from graphrag.llm.prompts import ChatMessage, load_prompt
 from graphrag.settings import ExtractionSettings, PreviewSettings

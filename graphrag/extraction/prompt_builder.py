@@ -20,7 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from graphrag.extraction.models import ExtractConfig, GraphData
+from graphrag.extraction.models import ExtractConfig
+from graphrag.graph.models import GraphData
 from graphrag.llm.prompts import ChatMessage, PromptTemplate, load_prompt
 from graphrag.settings import ExtractionSettings
 
@@ -51,7 +52,7 @@ def _tag_lines(tags: Sequence[str]) -> str:
 
 def _example_reply(config: ExtractConfig) -> str:
     example = GraphData(nodes=config.nodes, relations=config.relations)
-    payload = example.model_dump(mode="json", exclude={"nodes": {"__all__": {"chunks"}}})
+    payload = example.model_dump(mode="json")
     return json.dumps(payload, ensure_ascii=False)
 
 

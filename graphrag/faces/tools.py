@@ -20,11 +20,11 @@ from graphrag.db.engine import session_scope
 from graphrag.errors import InvalidInputError, LlmUnavailableError, NotFoundError
 from graphrag.faces.model_ids import resolve_kb, resolve_model
 from graphrag.faces.services import FaceServices
-from graphrag.graph.graph_search import search_graph
 from graphrag.graph.search_models import GraphSearchRequest, GraphSearchResponse
 from graphrag.ingest import documents
 from graphrag.ingest.schemas import KnowledgePublic, KnowledgeStages, TextImport
 from graphrag.kb.service import list_kbs
+from graphrag.search.graph_search import search_graph
 from graphrag.search.kb_search import search_knowledge_base
 from graphrag.search.models import SearchRequest, SearchResponse
 from graphrag.search.retrieval import GraphSource

@@ -79,7 +79,6 @@ FOREACH (_ IN CASE WHEN row.key <> '' THEN [1] ELSE [] END |
   MERGE (c:BaseEntity {kb: row.kb, key: row.key})
   ON CREATE SET c.scope = row.scope
   MERGE (node)-[:INSTANCE_OF]->(c))
-RETURN count(node) AS nodes
 """
 
 # Endpoints were merged by MERGE_NODES earlier in the same transaction (the store adds any
@@ -91,7 +90,6 @@ MATCH (a:GraphEntity {kg: row.kg, name: row.source})
 MATCH (b:GraphEntity {kg: row.kg, name: row.target})
 CALL apoc.merge.relationship(a, row.type, {}, {chunks: []}, b, {}) YIELD rel
 SET rel.chunks = apoc.coll.union(coalesce(rel.chunks, []), row.chunks)
-RETURN count(rel) AS relations
 """
 
 # Relations between entities only: the INSTANCE_OF link to the base node is not one.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 
-from graphrag.extraction.models import GraphData
+from graphrag.graph.models import GraphData
 from graphrag.graph.names import name_key
 from graphrag.graph.store import GraphStore
 

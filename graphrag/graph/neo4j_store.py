@@ -7,13 +7,12 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from neo4j import READ_ACCESS, Driver, ManagedTransaction, unit_of_work
-from neo4j.exceptions import ClientError, ServiceUnavailable, SessionExpired, TransientError
+from neo4j import Driver, ManagedTransaction
 
 from graphrag.errors import GraphDataError, GraphStoreError
-from graphrag.extraction.models import GraphData, normalize_space
 from graphrag.graph import cypher
 from graphrag.graph.labels import ENTITY_KEY_LABEL, base_scope, entity_label
+from graphrag.graph.models import GraphData, normalize_space
 from graphrag.graph.names import name_key, name_tokens
 from graphrag.graph.neighbourhood import (
     KeyInstance,
@@ -21,6 +20,7 @@ from graphrag.graph.neighbourhood import (
     NeighbourhoodLimits,
     key_instance,
 )
+from graphrag.graph.neo4j_tx import REJECTED, UNREACHABLE, run_statements, run_transaction
 from graphrag.graph.search_models import (
     EntityMatches,
     GraphEntity,
@@ -34,12 +34,6 @@ from graphrag.settings import Neo4jSettings
 __all__ = ["Neo4jGraphStore"]
 
 log = logging.getLogger(__name__)
-
-# Faults that a later retry can outlive (a restart, a lost connection, a deadlock).
-_UNREACHABLE = (ServiceUnavailable, SessionExpired, TransientError, OSError)
-# Faults of the data itself (a refused statement or constraint, text the driver cannot encode):
-# writing the same chunk again fails the same way.
-_REJECTED = (ClientError, UnicodeError)
 
 
 class Neo4jGraphStore:
@@ -81,11 +75,11 @@ class Neo4jGraphStore:
 
     def write_chunk_graph(
         self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, chunk_id: uuid.UUID, graph: GraphData
-    ) -> GraphCounts:
+    ) -> None:
         """Merge one chunk's entities and relations in a single transaction (retried if transient).
 
         Re-running it for the same chunk changes nothing: merges are keyed on (name, document) and
-        the chunk lists are unions.
+        the chunk lists are unions. The document's totals are read by `document_counts`.
         """
         labels = [ENTITY_KEY_LABEL, entity_label(kb_id), entity_label(knowledge_id)]
         kb, kg, chunk = str(kb_id), str(knowledge_id), str(chunk_id)
@@ -133,17 +127,14 @@ class Neo4jGraphStore:
             for r in graph.relations
         ]
 
-        def work(tx: ManagedTransaction) -> GraphCounts:
-            written_nodes = _single(tx, cypher.MERGE_NODES, nodes, "nodes")
-            written_rels = _single(tx, cypher.MERGE_RELATIONS, relations, "relations")
-            return GraphCounts(written_nodes, written_rels)
+        def work(tx: ManagedTransaction) -> None:
+            for query, rows in ((cypher.MERGE_NODES, nodes), (cypher.MERGE_RELATIONS, relations)):
+                if rows:
+                    tx.run(query, rows=rows).consume()
 
         try:
-            with self.driver.session(database=self.settings.database) as session:
-                return session.execute_write(work)
-        except _UNREACHABLE as exc:
-            raise GraphStoreError(f"graph write failed: {exc}") from exc
-        except _REJECTED as exc:
+            run_transaction(self.driver, self.settings, work, write=True, action="graph write")
+        except REJECTED as exc:
             raise GraphDataError(f"graph write refused: {_describe(exc)}") from exc
 
     def document_counts(self, knowledge_id: uuid.UUID) -> GraphCounts:
@@ -153,7 +144,7 @@ class Neo4jGraphStore:
             records, _, _ = self.driver.execute_query(
                 cypher.COUNT_BY_LABEL.format(label=label), database_=self.settings.database
             )
-        except _UNREACHABLE as exc:
+        except UNREACHABLE as exc:
             raise GraphStoreError(f"graph count failed: {exc}") from exc
         return GraphCounts(int(records[0]["nodes"]), int(records[0]["relations"]))
 
@@ -185,7 +176,7 @@ class Neo4jGraphStore:
                 keys=list(records[0]["keys"]),
                 database_=self.settings.database,
             )
-        except _UNREACHABLE as exc:
+        except UNREACHABLE as exc:
             raise GraphStoreError(f"graph delete failed: {exc}") from exc
         return removed
 
@@ -222,7 +213,7 @@ class Neo4jGraphStore:
             self.driver.execute_query(
                 cypher.SET_KEY_VECTORS, kb=str(kb_id), rows=rows, database_=self.settings.database
             )
-        except _UNREACHABLE as exc:
+        except UNREACHABLE as exc:
             raise GraphStoreError(f"graph write failed: {exc}") from exc
 
     def entity_neighbourhood(
@@ -267,18 +258,10 @@ class Neo4jGraphStore:
 
     def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         """The rows of one query run in a read transaction, bounded by the transaction timeout."""
-
-        @unit_of_work(timeout=self.settings.transaction_timeout_s)
-        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
-            return [record.data() for record in tx.run(query, params)]
-
-        try:
-            with self.driver.session(
-                database=self.settings.database, default_access_mode=READ_ACCESS
-            ) as session:
-                return session.execute_read(work)
-        except _UNREACHABLE as exc:
-            raise GraphStoreError(f"graph read failed: {exc}") from exc
+        statement = (query, params)
+        return run_statements(
+            self.driver, self.settings, [statement], write=False, action="graph read"
+        )[0]
 
     def search_nodes(
         self,
@@ -367,13 +350,6 @@ def _describe(exc: Exception) -> str:
     if isinstance(exc, UnicodeError):
         return f"text that cannot be encoded as UTF-8 ({type(exc).__name__})"
     return ascii(str(exc))
-
-
-def _single(tx: ManagedTransaction, query: str, rows: list[dict[str, Any]], key: str) -> int:
-    if not rows:
-        return 0
-    record = tx.run(query, rows=rows).single(strict=True)
-    return int(record[key])
 
 
 def _kg_list(knowledge_ids: Sequence[uuid.UUID] | None) -> list[str] | None:

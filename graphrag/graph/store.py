@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
-from graphrag.extraction.models import GraphData
+from graphrag.graph.models import GraphData
 from graphrag.graph.neighbourhood import KeyInstance, NameMatching, NeighbourhoodLimits
 from graphrag.graph.search_models import EntityMatches, GraphSearchResult, RelationMatches
 
@@ -32,9 +32,13 @@ class GraphStore(Protocol):
 
     def write_chunk_graph(
         self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, chunk_id: uuid.UUID, graph: GraphData
-    ) -> GraphCounts: ...
+    ) -> None:
+        """Merge what was read in one chunk into its document's graph (idempotent)."""
+        ...
 
-    def document_counts(self, knowledge_id: uuid.UUID) -> GraphCounts: ...
+    def document_counts(self, knowledge_id: uuid.UUID) -> GraphCounts:
+        """Entities and relations of one document, counted in the graph."""
+        ...
 
     def delete_document(self, kb_id: uuid.UUID, knowledge_id: uuid.UUID) -> int: ...
 
@@ -111,9 +115,8 @@ class DisabledGraphStore:
 
     def write_chunk_graph(
         self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, chunk_id: uuid.UUID, graph: GraphData
-    ) -> GraphCounts:
+    ) -> None:
         self._note()
-        return GraphCounts(0, 0)
 
     def document_counts(self, knowledge_id: uuid.UUID) -> GraphCounts:
         self._note()

@@ -13,13 +13,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
-from graphrag.db.enums import KnowledgeBaseStatus, KnowledgeSource, ParseStatus
+from graphrag.db.enums import KnowledgeBaseStatus, KnowledgeSource, ParseStatus, Stage
 from graphrag.db.models import Knowledge, KnowledgeBase
 from graphrag.db.outbox import enqueue, process_document
 from graphrag.errors import DuplicateDocumentError, GraphragError
 from graphrag.extraction.models import ExtractConfig
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.documents import NewDocument, add_document
+from graphrag.ingest.schemas import StageProgress
 from graphrag.ingest.storage import FileStorage
 from graphrag.kb.schemas import IndexingStrategy, KnowledgeBaseCreate
 from graphrag.kb.service import create_kb
@@ -46,7 +47,7 @@ class Submitted(BaseModel):
 class DocumentState(BaseModel):
     knowledge_id: uuid.UUID
     status: ParseStatus
-    progress: dict[str, dict[str, object]]
+    progress: dict[Stage, StageProgress]
     chunk_count: int
     entity_count: int
     relation_count: int

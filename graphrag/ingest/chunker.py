@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from graphrag.ingest.models import ChunkDraft, ChunkingConfig, ChunkType, ParsedDocument, ParsedPage
+from graphrag.ingest.models import ChunkDraft, ChunkType, ParsedDocument, ParsedPage
+from graphrag.kb.chunking import ChunkingConfig
 from graphrag.settings import IngestSettings
 
 __all__ = ["TextSpan", "chunk_document", "chunking_from_settings", "split_text"]

@@ -15,8 +15,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from graphrag.db.accounting import reset_accounting
-from graphrag.db.enums import KnowledgeSource, ParseStatus
+from graphrag.db.enums import KnowledgeSource, ParseStatus, Stage, StageStatus
 from graphrag.db.models import Chunk, Knowledge
+from graphrag.db.pages import Page, paginate
+from graphrag.db.tenant_rows import tenant_row
 from graphrag.db.visibility import chunk_of_current_attempt
 from graphrag.errors import (
     ConflictError,
@@ -31,7 +33,6 @@ from graphrag.ingest.schemas import (
     IngestionUsage,
     KnowledgePublic,
     KnowledgeStages,
-    Page,
     StageProgress,
     TextImport,
 )
@@ -71,17 +72,16 @@ def get_document_row(
     session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID, *, for_update: bool = False
 ) -> Knowledge:
     """A document of this tenant that is not being deleted."""
-    query = select(Knowledge).where(
-        Knowledge.id == knowledge_id,
-        Knowledge.tenant_id == tenant_id,
-        Knowledge.parse_status != ParseStatus.DELETING,
+    return tenant_row(
+        session,
+        Knowledge,
+        tenant_id,
+        knowledge_id,
+        what="document",
+        id_key="knowledge_id",
+        where=[Knowledge.parse_status != ParseStatus.DELETING],
+        for_update=for_update,
     )
-    if for_update:
-        query = query.with_for_update()
-    doc = session.execute(query).scalar_one_or_none()
-    if doc is None:
-        raise NotFoundError("document not found", knowledge_id=str(knowledge_id))
-    return doc
 
 
 def _existing_duplicate(session: Session, kb_id: uuid.UUID, sha256: str) -> Knowledge | None:
@@ -189,19 +189,9 @@ def list_documents(
     where = [Knowledge.kb_id == kb.id, Knowledge.parse_status != ParseStatus.DELETING]
     if status is not None:
         where.append(Knowledge.parse_status == status)
-    total = session.execute(select(func.count()).select_from(Knowledge).where(*where)).scalar_one()
-    rows = session.execute(
-        select(Knowledge)
-        .where(*where)
-        .order_by(Knowledge.created_at.desc(), Knowledge.id)
-        .offset((page - 1) * page_size)
-        .limit(page_size)
-    ).scalars()
-    return Page(
-        items=[KnowledgePublic.model_validate(r) for r in rows],
-        total=total,
-        page=page,
-        page_size=page_size,
+    query = select(Knowledge).where(*where).order_by(Knowledge.created_at.desc(), Knowledge.id)
+    return paginate(
+        session, query, page=page, page_size=page_size, public=KnowledgePublic.model_validate
     )
 
 
@@ -213,17 +203,18 @@ def get_document(
 
 def get_stages(session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID) -> KnowledgeStages:
     doc = get_document_row(session, tenant_id, knowledge_id)
-    stages = {name: StageProgress.model_validate(value) for name, value in doc.progress.items()}
-    graph = stages.get("graph")
-    if graph is not None and graph.status == "running":
+    stages = {
+        Stage(name): StageProgress.model_validate(value) for name, value in doc.progress.items()
+    }
+    graph = stages.get(Stage.GRAPH)
+    if graph is not None and graph.status is StageStatus.RUNNING:
         # Derived from the counter, so graph tasks need not write progress themselves.
         settled = graph.total - doc.pending_subtasks_count
         done = doc.parse_status == ParseStatus.COMPLETED
-        stages["graph"] = graph.model_copy(
-            update={"done": settled, "status": "done" if done else "running"}
-        )
-    if graph is not None and graph.status != "skipped":
-        stages["graph"] = stages["graph"].model_copy(update={"seconds": doc.graph_seconds})
+        status = StageStatus.DONE if done else StageStatus.RUNNING
+        stages[Stage.GRAPH] = graph.model_copy(update={"done": settled, "status": status})
+    if graph is not None and graph.status is not StageStatus.SKIPPED:
+        stages[Stage.GRAPH] = stages[Stage.GRAPH].model_copy(update={"seconds": doc.graph_seconds})
     return KnowledgeStages(
         knowledge_id=doc.id,
         attempt=doc.attempt,
@@ -238,19 +229,9 @@ def list_chunks(
 ) -> Page[ChunkPublic]:
     doc = get_document_row(session, tenant_id, knowledge_id)
     where = [Chunk.knowledge_id == doc.id, Chunk.attempt == doc.attempt]
-    total = session.execute(select(func.count()).select_from(Chunk).where(*where)).scalar_one()
-    rows = session.execute(
-        select(Chunk)
-        .where(*where)
-        .order_by(Chunk.seq)
-        .offset((page - 1) * page_size)
-        .limit(page_size)
-    ).scalars()
-    return Page(
-        items=[ChunkPublic.model_validate(r) for r in rows],
-        total=total,
-        page=page,
-        page_size=page_size,
+    query = select(Chunk).where(*where).order_by(Chunk.seq)
+    return paginate(
+        session, query, page=page, page_size=page_size, public=ChunkPublic.model_validate
     )
 
 

@@ -5,15 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 
-from pydantic import BaseModel, Field, computed_field, model_validator
-
-from graphrag.errors import InvalidInputError
-from graphrag.settings import IngestSettings
+from pydantic import BaseModel, Field, computed_field
 
 __all__ = [
     "ChunkDraft",
     "ChunkType",
-    "ChunkingConfig",
     "DocumentStats",
     "FileType",
     "ImageSource",
@@ -21,7 +17,6 @@ __all__ = [
     "PageProgress",
     "ParsedDocument",
     "ParsedPage",
-    "check_chunking",
 ]
 
 # Called after each page with (pages done, pages in total) so long parses can report progress.
@@ -72,40 +67,6 @@ class FileType(StrEnum):
     @property
     def is_text(self) -> bool:
         return self in (FileType.HTML, FileType.MARKDOWN, FileType.TXT)
-
-
-class ChunkingConfig(BaseModel):
-    """How text is cut: sizes in characters, separators tried in order (coarsest first)."""
-
-    model_config = {"frozen": True, "extra": "forbid"}
-
-    chunk_size: int = Field(gt=0)
-    chunk_overlap: int = Field(ge=0)
-    separators: list[str] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _check(self) -> ChunkingConfig:
-        if self.chunk_overlap >= self.chunk_size:
-            raise ValueError("chunk_overlap must be smaller than chunk_size")
-        if any(sep == "" for sep in self.separators):
-            raise ValueError("separators must not be empty strings")
-        return self
-
-
-def check_chunking(config: ChunkingConfig, settings: IngestSettings) -> None:
-    """Raise `InvalidInputError` when a base's chunking is outside the configured bounds: a tiny
-    chunk size turns one document into a flood of chunks (and of graph extraction calls)."""
-    problems: list[str] = []
-    if not settings.chunk_size_min <= config.chunk_size <= settings.chunk_size_max:
-        problems.append(
-            f"chunk_size between {settings.chunk_size_min} and {settings.chunk_size_max}"
-        )
-    if len(config.separators) > settings.max_separators:
-        problems.append(f"at most {settings.max_separators} separators")
-    if any(len(sep) > settings.max_separator_chars for sep in config.separators):
-        problems.append(f"separators of at most {settings.max_separator_chars} characters")
-    if problems:
-        raise InvalidInputError("chunking exceeds its limits: " + "; ".join(problems))
 
 
 class ImageSource(StrEnum):

@@ -16,7 +16,8 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select
 
 from graphrag.db.engine import session_scope
-from graphrag.db.enums import GraphStatus, ParseStatus
+from graphrag.db.enums import GraphStatus, ParseStatus, Stage, StageStatus
+from graphrag.db.lifecycle import lock_current, mark_failed, set_stage
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 from graphrag.db.outbox import enqueue, extract_chunk
 from graphrag.errors import InvalidInputError, ParseError
@@ -24,10 +25,11 @@ from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.graph_purges import remove_document_graph
 from graphrag.ingest.graph_selection import select_graph_chunks
-from graphrag.ingest.lifecycle import lock_current, mark_failed, set_stage
-from graphrag.ingest.models import ChunkDraft, ChunkingConfig, FileType, ParsedDocument
+from graphrag.ingest.models import ChunkDraft, FileType, ParsedDocument
 from graphrag.ingest.parsing import parse_file
 from graphrag.ingest.poison import fail_if_poisoned
+from graphrag.ingest.schemas import StageProgress
+from graphrag.kb.chunking import ChunkingConfig
 from graphrag.kb.schemas import IndexingStrategy
 from graphrag.kb.service import kb_graph_on
 
@@ -140,26 +142,30 @@ def fail_document(
     log.error("document %s attempt %s crashed: %r", knowledge_id, attempt, exc)
 
 
-def _stage(ctx: IngestContext, job: _Job, stage: str, **progress: Any) -> bool:
+def _stage(
+    ctx: IngestContext, job: _Job, stage: Stage, status: StageStatus, **counts: int | float
+) -> bool:
     with session_scope(ctx.sessions) as session:
-        return set_stage(session, job.knowledge_id, job.attempt, stage, **progress)
+        return set_stage(session, job.knowledge_id, job.attempt, stage, status, **counts)
 
 
 def _parse(ctx: IngestContext, job: _Job) -> ParsedDocument | None:
     started = time.monotonic()
-    if not _stage(ctx, job, "parse", status="running", done=0, total=0):
+    if not _stage(ctx, job, Stage.PARSE, StageStatus.RUNNING, done=0, total=0):
         return None
     data = ctx.storage.read(job.storage_path)
 
     def on_page(done: int, total: int) -> None:
         # Stop between pages once the document is cancelled, deleted or re-parsed.
-        if not _stage(ctx, job, "parse", status="running", done=done, total=total):
+        if not _stage(ctx, job, Stage.PARSE, StageStatus.RUNNING, done=done, total=total):
             raise _SupersededError
 
     parsed = parse_file(data, job.file_type, ctx.settings.ingest, on_page=on_page)
     pages = len(parsed.pages)
     seconds = time.monotonic() - started
-    if not _stage(ctx, job, "parse", status="done", done=pages, total=pages, seconds=seconds):
+    if not _stage(
+        ctx, job, Stage.PARSE, StageStatus.DONE, done=pages, total=pages, seconds=seconds
+    ):
         return None
     return parsed
 
@@ -170,7 +176,7 @@ def _embed(
     """Vectors for the chunks with text, batch by batch, reporting progress between batches."""
     total = len(drafts)
     if not job.indexing.vector:
-        _stage(ctx, job, "embed", status="skipped", done=0, total=total)
+        _stage(ctx, job, Stage.EMBED, StageStatus.SKIPPED, done=0, total=total)
         return [None] * total
     started = time.monotonic()
     batch = ctx.settings.embedding.batch_size
@@ -180,10 +186,10 @@ def _embed(
         embedded = ctx.embedder.embed([t for t in texts if t.strip()])
         it = iter(embedded)
         vectors.extend(next(it) if t.strip() else None for t in texts)
-        if not _stage(ctx, job, "embed", status="running", done=len(vectors), total=total):
+        if not _stage(ctx, job, Stage.EMBED, StageStatus.RUNNING, done=len(vectors), total=total):
             return None
     seconds = time.monotonic() - started
-    _stage(ctx, job, "embed", status="done", done=total, total=total, seconds=seconds)
+    _stage(ctx, job, Stage.EMBED, StageStatus.DONE, done=total, total=total, seconds=seconds)
     return vectors
 
 
@@ -239,22 +245,25 @@ def _write(
         doc.status_changed_at = func.now()
         if graph_ids:
             doc.parse_status = ParseStatus.FINALIZING
-            graph_stage: dict[str, Any] = {"status": "running", "done": 0, "total": len(graph_ids)}
+            graph_stage = StageProgress(status=StageStatus.RUNNING, total=len(graph_ids))
             enqueue(session, *(extract_chunk(job.knowledge_id, job.attempt, c) for c in graph_ids))
         else:
             doc.parse_status = ParseStatus.COMPLETED
-            graph_stage = {"status": "skipped", "done": 0, "total": 0}
+            graph_stage = StageProgress(status=StageStatus.SKIPPED)
         if over:
-            graph_stage |= {"skipped": over, "detail": over_graph_budget(cap)}
+            graph_stage = graph_stage.model_copy(
+                update={"skipped": over, "detail": over_graph_budget(cap)}
+            )
+        index_stage = StageProgress(
+            status=StageStatus.DONE,
+            done=len(rows),
+            total=len(rows),
+            seconds=time.monotonic() - started,
+        )
         doc.progress = {
             **doc.progress,
-            "index": {
-                "status": "done",
-                "done": len(rows),
-                "total": len(rows),
-                "seconds": time.monotonic() - started,
-            },
-            "graph": graph_stage,
+            Stage.INDEX: index_stage.stored(),
+            Stage.GRAPH: graph_stage.stored(),
         }
         return graph_ids
 

@@ -24,10 +24,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, OutboxLane, OutboxStatus
+from graphrag.db.lifecycle import finish_chunk_subtask, mark_failed
 from graphrag.db.models import OutboxTask
 from graphrag.db.outbox import TaskName
 from graphrag.errors import BrokerUnavailableError
-from graphrag.ingest.lifecycle import finish_chunk_subtask, mark_failed
 from graphrag.settings import OutboxSettings
 from graphrag.task_queue import TaskQueue
 

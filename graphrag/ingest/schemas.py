@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, model_validator
 
-from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus
+from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus, Stage, StageStatus
 
 __all__ = [
     "BatchItem",
@@ -18,21 +18,10 @@ __all__ = [
     "ItemError",
     "KnowledgePublic",
     "KnowledgeStages",
-    "Page",
     "StageProgress",
     "TextImport",
     "UrlImport",
 ]
-
-T = TypeVar("T")
-
-
-class Page(BaseModel, Generic[T]):
-    items: list[T]
-    total: int
-    page: int
-    page_size: int
-
 
 class IngestionUsage(BaseModel):
     """What the graph stage of the current attempt cost (LLM tokens as the server reported)."""
@@ -85,13 +74,19 @@ class KnowledgePublic(BaseModel):
 
 
 class StageProgress(BaseModel):
-    status: str = "pending"
+    """One stage of the current attempt: its status and how far it got."""
+
+    status: StageStatus = StageStatus.PENDING
     done: int = 0
     total: int = 0
     skipped: int = 0  # items the stage left out on purpose (e.g. over a budget); see `detail`
     detail: str | None = None
     # Seconds the stage took; for `graph`, the work of its chunk tasks summed (they overlap).
     seconds: float | None = None
+
+    def stored(self) -> dict[str, object]:
+        """The JSON kept under the stage's key in `knowledge.progress` (unset fields left out)."""
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 class KnowledgeStages(BaseModel):
@@ -100,7 +95,7 @@ class KnowledgeStages(BaseModel):
     knowledge_id: uuid.UUID
     attempt: int
     parse_status: ParseStatus
-    stages: dict[str, StageProgress]
+    stages: dict[Stage, StageProgress]
     usage: IngestionUsage
 
 

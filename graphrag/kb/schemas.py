@@ -10,30 +10,18 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from graphrag.db.enums import KnowledgeBaseStatus
 from graphrag.extraction.models import ExtractConfig
-from graphrag.ingest.models import ChunkingConfig
+from graphrag.kb.chunking import ChunkingConfig
 from graphrag.settings import Settings
 
 __all__ = [
-    "ChunkingConfig",
     "IndexingStrategy",
     "KnowledgeBaseCreate",
     "KnowledgeBasePublic",
     "KnowledgeBaseUpdate",
-    "default_chunking",
     "graph_on",
 ]
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-
-
-def default_chunking(settings: Settings) -> ChunkingConfig:
-    """The chunking of a base created without its own: the settings' defaults."""
-    ingest = settings.ingest
-    return ChunkingConfig(
-        chunk_size=ingest.chunk_size,
-        chunk_overlap=ingest.chunk_overlap,
-        separators=list(ingest.separators),
-    )
 
 
 class IndexingStrategy(BaseModel):

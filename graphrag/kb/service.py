@@ -10,16 +10,16 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.enums import KnowledgeBaseStatus, ParseStatus
 from graphrag.db.models import Knowledge, KnowledgeBase
-from graphrag.errors import ConflictError, NotFoundError
+from graphrag.db.tenant_rows import tenant_row
+from graphrag.errors import ConflictError
 from graphrag.extraction.models import ExtractConfig, check_extract_config
 from graphrag.graph.store import GraphStore
-from graphrag.ingest.models import ChunkingConfig, check_chunking
+from graphrag.kb.chunking import ChunkingConfig, check_chunking, default_chunking
 from graphrag.kb.schemas import (
     IndexingStrategy,
     KnowledgeBaseCreate,
     KnowledgeBasePublic,
     KnowledgeBaseUpdate,
-    default_chunking,
     graph_on,
 )
 from graphrag.settings import Settings
@@ -53,17 +53,16 @@ def get_kb_row(
     session: Session, tenant_id: uuid.UUID, kb_id: uuid.UUID, *, for_update: bool = False
 ) -> KnowledgeBase:
     """The live knowledge base of this tenant; another tenant's id is simply not found."""
-    query = select(KnowledgeBase).where(
-        KnowledgeBase.id == kb_id,
-        KnowledgeBase.tenant_id == tenant_id,
-        KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE,
+    return tenant_row(
+        session,
+        KnowledgeBase,
+        tenant_id,
+        kb_id,
+        what="knowledge base",
+        id_key="kb_id",
+        where=[KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE],
+        for_update=for_update,
     )
-    if for_update:
-        query = query.with_for_update()
-    kb = session.execute(query).scalar_one_or_none()
-    if kb is None:
-        raise NotFoundError("knowledge base not found", kb_id=str(kb_id))
-    return kb
 
 
 def _check_limits(

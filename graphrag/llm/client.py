@@ -145,7 +145,9 @@ class LlmClient:
             base_url=settings.base_url,
             api_key=settings.api_key.get_secret_value(),
             timeout=settings.timeout_s,
-            max_retries=0,  # retries belong to the task queue, with backoff
+            # No client retries: background calls are retried by their task, with backoff (a retry
+            # here would multiply with those), and a failed interactive call is reported at once.
+            max_retries=0,
         )
 
     def _slot(self) -> AbstractContextManager[None]:

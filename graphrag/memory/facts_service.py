@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from pydantic import BaseModel, ConfigDict
-
+from graphrag.db.pages import Page, page_offset
 from graphrag.errors import ConflictError, InvalidInputError, NotFoundError
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.dedup import nearest_stored
@@ -23,7 +22,6 @@ from graphrag.memory.text_checks import check_storable, has_control_chars
 from graphrag.settings import MemorySettings
 
 __all__ = [
-    "FactPage",
     "add_fact",
     "default_importance",
     "delete_fact",
@@ -33,15 +31,6 @@ __all__ = [
     "make_owner",
     "search",
 ]
-
-
-class FactPage(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    items: list[MemoryFact]
-    total: int
-    page: int
-    page_size: int
 
 
 def make_owner(tenant_id: uuid.UUID, owner: str | None, settings: MemorySettings) -> MemoryOwner:
@@ -102,9 +91,12 @@ def add_fact(
     return stored
 
 
-def list_facts(ctx: MemoryContext, owner: MemoryOwner, page: int, page_size: int) -> FactPage:
-    items, total = ctx.archive.list_facts(owner, skip=(page - 1) * page_size, limit=page_size)
-    return FactPage(items=items, total=total, page=page, page_size=page_size)
+def list_facts(
+    ctx: MemoryContext, owner: MemoryOwner, page: int, page_size: int
+) -> Page[MemoryFact]:
+    skip = page_offset(page, page_size)
+    items, total = ctx.archive.list_facts(owner, skip=skip, limit=page_size)
+    return Page(items=items, total=total, page=page, page_size=page_size)
 
 
 def get_fact(ctx: MemoryContext, owner: MemoryOwner, fact_id: uuid.UUID) -> MemoryFact:

@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict
 from graphrag.db.enums import MessageRole
 from graphrag.errors import LlmUnavailableError
 from graphrag.extraction.graph_cleanup import ParseOptions
-from graphrag.extraction.models import GraphData
 from graphrag.extraction.output_parser import OutputKind, parse_graph_output
 from graphrag.extraction.prompt_builder import graph_response_format
+from graphrag.graph.models import GraphData
 from graphrag.llm.client import LlmClient
 from graphrag.llm.prompts import load_prompt
 from graphrag.memory.models import FactKind, NewFact, SessionEntity, SessionRelation

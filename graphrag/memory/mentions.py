@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from graphrag.extraction.models import normalize_space
+from graphrag.graph.models import normalize_space
 
 __all__ = ["entity_key", "names_in_text"]
 

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Sequence
 
 from graphrag.db.enums import MessageRole
-from graphrag.extraction.models import normalize_space
+from graphrag.graph.models import normalize_space
 from graphrag.memory.models import FactKind, NewFact, SessionEntity
 from graphrag.memory.recall_log import ENTITIES_KEY, RecallEntry
 from graphrag.settings import MemorySettings

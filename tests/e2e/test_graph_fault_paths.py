@@ -21,7 +21,8 @@ from graphrag.extraction.models import ExtractConfig
 from graphrag.graph.labels import entity_label
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.graph.neo4j_store import Neo4jGraphStore
-from graphrag.kb.schemas import ChunkingConfig, IndexingStrategy, KnowledgeBaseCreate
+from graphrag.kb.chunking import ChunkingConfig
+from graphrag.kb.schemas import IndexingStrategy, KnowledgeBaseCreate
 from graphrag.llm.concurrency import LeaseSemaphore
 from graphrag.llm.server_info import slot_limit
 from graphrag.settings import Settings

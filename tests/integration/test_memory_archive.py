@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
 from graphrag.db.models import KnowledgeBase, Tenant
-from graphrag.extraction.models import GraphData, GraphNode
+from graphrag.graph.models import GraphData, GraphNode
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.kb.schemas import KnowledgeBaseCreate

@@ -96,7 +96,7 @@ def world(
         doc_id, chunk_ids = add_document(session_factory, kb_id, [B_TEXT])
         store = Neo4jGraphStore(neo4j_driver, settings.neo4j)
         b_graph = graph(["Ada Moreau", "Lyon"], [("Ada Moreau", "founded in", "Lyon")])
-        store.write_chunk_graph(kb_id, doc_id, chunk_ids[0], b_graph.with_chunk(str(chunk_ids[0])))
+        store.write_chunk_graph(kb_id, doc_id, chunk_ids[0], b_graph)
         chat = b.post(f"{V1}/sessions", json={"title": "b-chat", "kb_ids": [str(kb_id)]})
         assert chat.status_code == 201, chat.text
         key = b.post(f"{V1}/admin/api-keys", json={"name": "b-extra", "capabilities": ["read"]})

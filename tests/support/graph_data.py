@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
-from graphrag.extraction.models import GraphData, GraphNode, GraphRelation
 from graphrag.graph.labels import entity_label
+from graphrag.graph.models import GraphData, GraphNode, GraphRelation
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 
 __all__ = ["add_document", "drop_kb_graph", "graph"]

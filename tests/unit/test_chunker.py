@@ -10,7 +10,6 @@ from pydantic import ValidationError
 
 from graphrag.ingest.chunker import chunk_document, chunking_from_settings, split_text
 from graphrag.ingest.models import (
-    ChunkingConfig,
     ChunkType,
     FileType,
     ImageSource,
@@ -18,6 +17,7 @@ from graphrag.ingest.models import (
     ParsedDocument,
     ParsedPage,
 )
+from graphrag.kb.chunking import ChunkingConfig
 from graphrag.settings import get_settings
 
 pytestmark = pytest.mark.unit

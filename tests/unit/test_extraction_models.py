@@ -6,13 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from graphrag.errors import InvalidInputError
-from graphrag.extraction.models import (
-    ExtractConfig,
-    GraphData,
-    GraphNode,
-    GraphRelation,
-    check_extract_config,
-)
+from graphrag.extraction.models import ExtractConfig, check_extract_config
+from graphrag.graph.models import GraphNode, GraphRelation
 from graphrag.settings import get_settings
 
 pytestmark = pytest.mark.unit
@@ -54,13 +49,10 @@ def test_empty_names_and_unknown_fields_are_refused(build: object) -> None:
         build()  # type: ignore[operator]  # the table holds callables
 
 
-def test_with_chunk_points_every_node_at_the_chunk() -> None:
-    graph = GraphData(nodes=[GraphNode(name="A"), GraphNode(name="B", chunks=["old"])])
-
-    stamped = graph.with_chunk("c1")
-
-    assert [node.chunks for node in stamped.nodes] == [["c1"], ["c1"]]
-    assert graph.nodes[1].chunks == ["old"]
+def test_a_node_carries_no_chunk_list() -> None:
+    """The chunk a graph was read from is the store's argument, not a field nobody reads."""
+    with pytest.raises(ValidationError):
+        GraphNode.model_validate({"name": "A", "chunks": ["c1"]})
 
 
 def test_config_within_limits_passes() -> None:

@@ -8,9 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from graphrag.errors import InvalidInputError
-from graphrag.graph.graph_search import check_request
 from graphrag.graph.search_models import GraphSearchRequest
 from graphrag.graph.store import DisabledGraphStore
+from graphrag.search.graph_search import check_request
 from graphrag.settings import GraphSearchSettings
 
 pytestmark = pytest.mark.unit

@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from graphrag.extraction.models import GraphData, GraphNode, GraphRelation
 from graphrag.extraction.output_parser import (
     OutputKind,
     ParseOptions,
     parse_graph_output,
 )
+from graphrag.graph.models import GraphData, GraphNode, GraphRelation
 
 pytestmark = pytest.mark.unit
 

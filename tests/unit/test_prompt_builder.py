@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from graphrag.extraction.models import ExtractConfig, GraphNode, GraphRelation
+from graphrag.extraction.models import ExtractConfig
 from graphrag.extraction.output_parser import OutputKind, ParseOptions, parse_graph_output
 from graphrag.extraction.prompt_builder import (
     build_extraction_messages,
@@ -14,6 +14,7 @@ from graphrag.extraction.prompt_builder import (
     graph_json_schema,
     graph_response_format,
 )
+from graphrag.graph.models import GraphNode, GraphRelation
 from graphrag.llm.prompts import load_prompt
 from graphrag.settings import get_settings
 
@@ -27,7 +28,7 @@ EXAMPLE = ExtractConfig(
     text="Marie Curie taught at the Sorbonne.",
     tags=["taught at", "works with"],
     nodes=[
-        GraphNode(name="Marie Curie", attributes=["physicist"], chunks=["not sent"]),
+        GraphNode(name="Marie Curie", attributes=["physicist"]),
         GraphNode(name="Sorbonne"),
     ],
     relations=[GraphRelation(node1="Marie Curie", node2="Sorbonne", type="taught at")],

@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
 from graphrag.db.models import GraphPurge
-from graphrag.extraction.models import GraphData, GraphNode
 from graphrag.graph.labels import entity_label
+from graphrag.graph.models import GraphData, GraphNode
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.ingest.context import IngestContext

@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
-from graphrag.db.enums import GraphStatus, ParseStatus
+from graphrag.db.enums import GraphStatus, ParseStatus, Stage, StageStatus
 from graphrag.db.models import Chunk, Knowledge
 from graphrag.extraction.models import ExtractConfig
 from graphrag.graph.store import DisabledGraphStore
@@ -22,7 +22,8 @@ from graphrag.ingest.context import IngestContext
 from graphrag.ingest.documents import get_stages
 from graphrag.ingest.processing import ProcessOutcome, process_document
 from graphrag.ingest.reconcile import reconcile
-from graphrag.kb.schemas import ChunkingConfig, IndexingStrategy, KnowledgeBaseCreate
+from graphrag.kb.chunking import ChunkingConfig
+from graphrag.kb.schemas import IndexingStrategy, KnowledgeBaseCreate
 from graphrag.settings import Settings
 from tests.support.isolated_worker import (
     add_and_enqueue,
@@ -123,5 +124,7 @@ def test_graph_chunks_beyond_the_budget_are_skipped_with_a_reason(
     ] * (10 - cap)
     assert all("graph budget of 3 chunks" in (error or "") for _, error in chunks[cap:])
     assert doc.pending_subtasks_count == cap and doc.parse_status == ParseStatus.FINALIZING
-    assert stages["graph"].total == cap and stages["graph"].skipped == 10 - cap
-    assert stages["graph"].detail is not None and "graph_max_chunks" in stages["graph"].detail
+    graph = stages[Stage.GRAPH]
+    assert graph.status is StageStatus.RUNNING
+    assert graph.total == cap and graph.skipped == 10 - cap
+    assert graph.detail is not None and "graph_max_chunks" in graph.detail

@@ -24,9 +24,9 @@ from graphrag.graph.search_models import (
     SourceChunkPublic,
     TruncationPublic,
 )
-from graphrag.graph.source_check import SourceCheck
 from graphrag.graph.store import GraphStore
 from graphrag.kb.service import get_kb_row, kb_graph_on
+from graphrag.search.source_check import SourceCheck
 from graphrag.settings import GraphSearchSettings, Settings
 
 __all__ = ["check_request", "search_graph"]

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.db.accounting import add_graph_retry, add_graph_seconds, add_llm_call
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
+from graphrag.db.lifecycle import finish_chunk_subtask, hold_live
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 from graphrag.errors import (
     EmbeddingError,
@@ -26,12 +27,12 @@ from graphrag.errors import (
     ServiceUnavailableError,
 )
 from graphrag.extraction.graph_cleanup import ParseOptions
-from graphrag.extraction.models import ExtractConfig, GraphData
+from graphrag.extraction.models import ExtractConfig
 from graphrag.extraction.output_parser import parse_graph_output
 from graphrag.extraction.prompt_builder import build_extraction_request
+from graphrag.graph.models import GraphData
 from graphrag.graph.name_vectors import EmbedTexts, write_name_vectors
 from graphrag.graph.store import GraphStore
-from graphrag.ingest.lifecycle import finish_chunk_subtask, hold_live
 from graphrag.llm.client import LlmClient
 from graphrag.settings import Settings
 
@@ -176,8 +177,7 @@ def _write_fenced(
         if not hold_live(session, knowledge_id, attempt):
             return False
         if not graph.is_empty:
-            tagged = graph.with_chunk(str(chunk_id))
-            ctx.graph.write_chunk_graph(work.kb_id, knowledge_id, chunk_id, tagged)
+            ctx.graph.write_chunk_graph(work.kb_id, knowledge_id, chunk_id, graph)
             _write_name_vectors(ctx, work.kb_id, graph)
     return True
 

@@ -7,13 +7,12 @@ A transition names the attempt it belongs to, so the work of a superseded attemp
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from sqlalchemy import case, func, literal, select, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
-from graphrag.db.enums import GraphStatus, KnowledgeBaseStatus, ParseStatus
+from graphrag.db.enums import GraphStatus, KnowledgeBaseStatus, ParseStatus, Stage, StageStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 
 __all__ = [
@@ -70,9 +69,16 @@ def hold_live(session: Session, knowledge_id: uuid.UUID, attempt: int) -> bool:
 
 
 def set_stage(
-    session: Session, knowledge_id: uuid.UUID, attempt: int, stage: str, **progress: Any
+    session: Session,
+    knowledge_id: uuid.UUID,
+    attempt: int,
+    stage: Stage,
+    status: StageStatus,
+    **counts: int | float,
 ) -> bool:
-    """Record one stage's progress; False when the attempt is no longer current (stop working)."""
+    """Record one stage's status and counts (done, total, seconds); False when the attempt is
+    no longer current (stop working)."""
+    progress = {"status": str(status), **counts}
     result = session.execute(
         update(Knowledge)
         .where(
@@ -80,7 +86,7 @@ def set_stage(
             Knowledge.attempt == attempt,
             Knowledge.parse_status.in_(ParseStatus.working()),
         )
-        .values(progress=Knowledge.progress.op("||")(literal({stage: progress}, JSONB)))
+        .values(progress=Knowledge.progress.op("||")(literal({str(stage): progress}, JSONB)))
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of an UPDATE
 
