@@ -24,10 +24,13 @@ from graphrag.memory.schemas import (
     SessionCloseQueued,
     SessionCloseRequest,
 )
+from graphrag.text_input import InputText
 
 router = APIRouter(prefix="/api/v1/memory", tags=["memory"])
 Pages = Annotated[PageParams, Depends()]
-OwnerQuery = Annotated[str | None, Query(description="whose memory; the default owner if unset")]
+OwnerQuery = Annotated[
+    InputText | None, Query(description="whose memory; the default owner if unset")
+]
 
 
 def get_memory(state: AppStateDep) -> MemoryContext:

@@ -9,10 +9,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from graphrag.errors import InvalidInputError
 from graphrag.settings import ExtractionSettings
+from graphrag.text_input import InputText, check_text
 
 __all__ = [
     "ExtractConfig",
@@ -48,6 +56,8 @@ def _clean_texts(values: list[str]) -> list[str]:
 
 Name = Annotated[str, AfterValidator(_non_empty_name)]
 TextList = Annotated[list[str], AfterValidator(_clean_texts)]
+# The same for request input (a base's extraction config): NUL and lone surrogates refused.
+InputTextList = Annotated[list[InputText], AfterValidator(_clean_texts)]
 
 
 class _Frozen(BaseModel):
@@ -95,16 +105,28 @@ class ExtractConfig(_Frozen):
     """
 
     enabled: bool = False
-    text: str = ""
-    tags: TextList = Field(default_factory=list)
+    text: InputText = ""
+    tags: InputTextList = Field(default_factory=list)
     nodes: list[GraphNode] = Field(default_factory=list)
     relations: list[GraphRelation] = Field(default_factory=list)
-    custom_instructions: str = ""
+    custom_instructions: InputText = ""
 
     @field_validator("text", "custom_instructions")
     @classmethod
     def _strip(cls, value: str) -> str:
         return value.strip()
+
+    @model_validator(mode="after")
+    def _storable_example(self) -> ExtractConfig:
+        # The example's nodes and relations share their model with extraction output (which
+        # settles bad text itself), so their text is checked here, as `InputText` would.
+        for node in self.nodes:
+            for text in (node.name, *node.attributes, *node.chunks):
+                check_text(text)
+        for relation in self.relations:
+            for text in (relation.node1, relation.node2, relation.type):
+                check_text(text)
+        return self
 
     @property
     def has_example(self) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
+
 from graphrag.text_scan import split_on_any
 
 __all__ = ["RawGraph", "RawNode", "RawRelation", "read_graph_value"]

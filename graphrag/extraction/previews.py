@@ -35,6 +35,7 @@ from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.llm.client import LlmReply
 from graphrag.llm.prompts import ChatMessage, load_prompt
 from graphrag.settings import ExtractionSettings, PreviewSettings
+from graphrag.text_input import InputText
 from graphrag.text_scan import fenced_bodies, last_closing_end, remove_closed_blocks
 
 __all__ = [
@@ -76,8 +77,12 @@ class TextRelationRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(description="the text to read, at most `previews.max_text_chars` characters")
-    tags: list[str] = Field(min_length=1, description="relation labels; other types are removed")
+    text: InputText = Field(
+        description="the text to read, at most `previews.max_text_chars` characters"
+    )
+    tags: list[InputText] = Field(
+        min_length=1, description="relation labels; other types are removed"
+    )
 
 
 class PreviewNode(BaseModel):
@@ -101,7 +106,7 @@ class SampleTextRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tags: list[str] = Field(default_factory=list)
+    tags: list[InputText] = Field(default_factory=list)
 
 
 class SampleText(BaseModel):
@@ -113,7 +118,7 @@ class TagSuggestionRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(description="at most `previews.max_text_chars` characters")
+    text: InputText = Field(description="at most `previews.max_text_chars` characters")
 
 
 class TagSuggestions(BaseModel):

@@ -9,6 +9,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, model_validator
 
 from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus
+from graphrag.text_input import InputText
 
 __all__ = [
     "BatchItem",
@@ -149,8 +150,8 @@ class BatchUpload(BaseModel):
 class TextImport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(min_length=1, max_length=500)
-    content: str = Field(min_length=1)
+    title: InputText = Field(min_length=1, max_length=500)
+    content: InputText = Field(min_length=1)
 
 
 class UrlImport(BaseModel):
