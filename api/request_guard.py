@@ -13,20 +13,22 @@ multipart bodies are parsed before the route, and so before the API key is check
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import error_for_path
 from graphrag.settings import ApiSettings
 from graphrag.text_input import text_field_limit
 
-__all__ = ["RequestGuard", "TOO_LARGE_CODE"]
+__all__ = ["TOO_LARGE_CODE", "RequestGuard"]
 
 TOO_LARGE_CODE = "request_too_large"
 _TOO_LARGE_STATUS = 413
 _JSON_TYPE, _JSON_SUFFIX = "application/json", "+json"
 
 
-class _BodyTooLarge(Exception):
+class _BodyTooLargeError(Exception):
     """Raised into the app's `receive` once the streamed body passed the cap."""
 
 
@@ -71,11 +73,9 @@ class RequestGuard:
             await self._refuse(scope, receive, send, cap)
             return
         state = _Stream(cap, receive, send)
-        with text_field_limit(self.settings.max_text_field_chars):
-            try:
-                await self.app(scope, state.receive, state.send)
-            except _BodyTooLarge:
-                pass  # settled below: the answer is the 413
+        # A cut body surfaces as the error it was raised as: the answer below is the 413.
+        with text_field_limit(self.settings.max_text_field_chars), suppress(_BodyTooLargeError):
+            await self.app(scope, state.receive, state.send)
         if state.exceeded and not state.started:
             await self._refuse(scope, receive, send, cap)
 
@@ -93,13 +93,13 @@ class _Stream:
 
     async def receive(self) -> Message:
         if self.exceeded:
-            raise _BodyTooLarge
+            raise _BodyTooLargeError
         message = await self._receive()
         if message["type"] == "http.request":
             self.received += len(message.get("body", b""))
             if self.received > self.cap:
                 self.exceeded = True
-                raise _BodyTooLarge
+                raise _BodyTooLargeError
         return message
 
     async def send(self, message: Message) -> None:

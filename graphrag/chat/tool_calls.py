@@ -29,6 +29,8 @@ _FUNCTION = ("<function=", "</function>")
 _PARAMETER = ("<parameter=", "</parameter>")
 _OPEN_TAGS = (_TOOL_CALL[0], _FUNCTION[0])
 _XML_ID = "xml_{}"
+# JSON nested deeper than the decoder's recursion limit: refused like any other bad JSON.
+_TOO_DEEP = "the JSON is nested too deeply"
 
 
 class CallSource(StrEnum):
@@ -81,6 +83,8 @@ def _arguments(raw: Any) -> dict[str, Any] | str:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             return f"arguments are not valid JSON ({exc.msg})"
+        except RecursionError:
+            return _TOO_DEEP
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -143,7 +147,7 @@ def _parameter_value(text: str) -> Any:
     value = text.strip()
     try:
         return json.loads(value)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return value
 
 
@@ -166,6 +170,8 @@ def _tool_call_block(call_id: str, body: str, raw: str) -> ToolCall | InvalidToo
         return InvalidToolCall(
             id=call_id, name=None, reason=f"the call is not valid JSON ({exc.msg})", raw=raw
         )
+    except RecursionError:
+        return InvalidToolCall(id=call_id, name=None, reason=_TOO_DEEP, raw=raw)
     if not isinstance(payload, dict):
         return InvalidToolCall(id=call_id, name=None, reason="the call must be an object", raw=raw)
     return _make(call_id, payload.get("name"), payload.get("arguments"), raw)

@@ -54,6 +54,12 @@ _OPENERS = "{["
 # `{key:`, `[{`, `["`, `[]`...
 _JSON_AFTER = {"{": "\"'{}", "[": "\"'{[]"}
 _CLOSERS = ("}", "]")
+# A graph answer is three or four levels deep; the repairer spends thousands of steps per level
+# on a deep pile of brackets before it gives up at its recursion limit, so such text is not
+# repaired at all.
+_MAX_REPAIR_DEPTH = 32
+# What decoding may raise on model output: bad JSON, or nesting past the recursion limit.
+_UNDECODABLE = (ValueError, RecursionError)
 
 
 class OutputKind(StrEnum):
@@ -237,7 +243,7 @@ def _decodings(text: str) -> Iterator[tuple[Any, bool]]:
     stripped = text.strip()
     try:
         strict = json.loads(stripped)
-    except json.JSONDecodeError:
+    except _UNDECODABLE:
         pass
     else:
         yield strict, False
@@ -246,13 +252,14 @@ def _decodings(text: str) -> Iterator[tuple[Any, bool]]:
     for start, _ in spans:
         try:
             prefix = decoder.raw_decode(stripped, start)[0]
-        except json.JSONDecodeError:
+        except _UNDECODABLE:
             continue
         yield prefix, False
     json_like = [(start, end) for start, end in spans if _opens_json(stripped, start)]
     if json_like:
         start, end = max(json_like, key=lambda span: span[1] - span[0])
-        yield _repair(stripped[start:end]), True
+        if _max_depth(stripped, start, end) <= _MAX_REPAIR_DEPTH:
+            yield _repair(stripped[start:end]), True
 
 
 def _opens_json(text: str, start: int) -> bool:
@@ -266,6 +273,18 @@ def _opens_json(text: str, start: int) -> bool:
     while key_end < len(text) and is_word_char(text[key_end]):
         key_end += 1
     return key_end > pos and text.startswith(":", skip_spaces(text, key_end))
+
+
+def _max_depth(text: str, start: int, end: int) -> int:
+    """The deepest bracket nesting in `text[start:end]` (brackets in strings count too)."""
+    depth = deepest = 0
+    for char in text[start:end]:
+        if char in _OPENERS:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in _CLOSERS and depth > 0:
+            depth -= 1
+    return deepest
 
 
 def _top_level_spans(text: str) -> list[tuple[int, int]]:
@@ -305,4 +324,7 @@ def _repair(text: str) -> Any:
         last_object = text.rfind("}")
         if last_object > 0:
             text = text[: last_object + 1]
-    return json_repair.loads(text)
+    try:
+        return json_repair.loads(text)
+    except _UNDECODABLE:  # nested past the repairer's recursion limit: nothing to read
+        return None

@@ -172,7 +172,7 @@ def _read_encoded(text: str, bare_strings: bool, depth: int) -> RawGraph | None:
         return None
     try:
         decoded = json.loads(stripped)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # bad JSON, or nested past the recursion limit
         return None
     return _read(decoded, _Expect.ANY, bare_strings, depth + 1)
 

@@ -230,8 +230,12 @@ def _decode(piece: str) -> Any:
     start = min(starts)
     try:
         return json.JSONDecoder().raw_decode(piece, start)[0]
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
+        pass
+    try:
         return json_repair.loads(piece[start:])
+    except (ValueError, RecursionError):  # nested past the recursion limit: nothing to read
+        return None
 
 
 def _strings(value: Any) -> list[str]:

@@ -53,7 +53,7 @@ def _json_headers(auth: dict[str, str], **more: str) -> dict[str, str]:
 
 def _multipart_parts(size: int) -> Iterator[bytes]:
     yield (
-        f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n'
         "Content-Type: text/plain\r\n\r\n"
     ).encode()
     for _ in range(size // PIECE):
