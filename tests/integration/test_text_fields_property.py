@@ -98,8 +98,8 @@ def _with(body: Any, path: tuple[Any, ...], schema: dict[str, Any], value: str) 
     if isinstance(head, int):
         items = _branches(schema)
         item_schema = next(b for b in items if b.get("type") == "array")["items"]
-        current = body if isinstance(body, list) and body else [_sample(item_schema)]
-        return [_with(current[0], rest, item_schema, value), *current[1:]]
+        items_now = body if isinstance(body, list) and body else [_sample(item_schema)]
+        return [_with(items_now[0], rest, item_schema, value), *items_now[1:]]
     obj_schema = next(b for b in _branches(schema) if b.get("type") == "object")
     prop = obj_schema["properties"][head]
     current = dict(body) if isinstance(body, dict) else _sample(obj_schema)

@@ -32,6 +32,7 @@ from graphrag.extraction.output_parser import ParseOptions, parse_graph_output
 from graphrag.extraction.previews import parse_tag_list
 from graphrag.ingest.file_types import detect_file_type
 from graphrag.ingest.graph_selection import has_body
+from graphrag.ingest.models import FileType
 from graphrag.memory.mentions import names_in_text
 from graphrag.memory.recall_log import RecallEntry
 from graphrag.memory.session_facts import deterministic_facts
@@ -90,7 +91,7 @@ OPTIONS = ParseOptions.from_settings(get_settings().extraction, [])
 MEMORY = get_settings().memory
 
 
-def _sniff(text: str) -> object:
+def _sniff(text: str) -> FileType:
     return detect_file_type(text.encode(), file_name=None, max_control_ratio=0.01)
 
 
