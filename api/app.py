@@ -16,6 +16,7 @@ from api.auth import assert_routes_guarded
 from api.console_files import mount_console
 from api.errors import install_error_handlers
 from api.mcp_http import MCP_PATH, McpHttp
+from api.request_guard import RequestGuard
 from api.routers import (
     admin_keys,
     chat,
@@ -115,6 +116,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    # Outermost of our middleware: no body is read past its cap, whichever route it is for.
+    app.add_middleware(RequestGuard, settings=settings.api)
     app.include_router(system.router)
     app.include_router(knowledge_bases.router)
     app.include_router(documents.router)

@@ -19,7 +19,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from graphrag.errors import GraphragError
 from graphrag.faces.openai_schemas import openai_error
 
-__all__ = ["OPENAI_PREFIX", "error_response", "install_error_handlers", "openai_error_response"]
+__all__ = [
+    "OPENAI_PREFIX",
+    "error_for_path",
+    "error_response",
+    "install_error_handlers",
+    "openai_error_response",
+]
 
 OPENAI_PREFIX = "/v1"
 
@@ -67,13 +73,19 @@ def openai_error_response(
     return JSONResponse(status_code=status, content=jsonable_encoder(body))
 
 
-def _respond(
-    request: Request, status: int, code: str, message: str, details: Any = None
+def error_for_path(
+    path: str, status: int, code: str, message: str, details: Any = None
 ) -> JSONResponse:
-    path = request.url.path
+    """The error in the shape the route at `path` uses (OpenAI's under `/v1`, else ours)."""
     if path == OPENAI_PREFIX or path.startswith(f"{OPENAI_PREFIX}/"):
         return openai_error_response(status, code, message, details)
     return error_response(status, code, message, details)
+
+
+def _respond(
+    request: Request, status: int, code: str, message: str, details: Any = None
+) -> JSONResponse:
+    return error_for_path(request.url.path, status, code, message, details)
 
 
 async def _graphrag_error(request: Request, exc: Exception) -> JSONResponse:

@@ -64,6 +64,22 @@ class ApiSettings(_Section):
     default_page_size: int
     max_page_size: int
     max_batch_files: int = Field(gt=0, description="files accepted in one batch upload")
+    max_body_mb: int = Field(gt=0, description="any request body (uploads, batches); 413 beyond")
+    max_json_body_kb: int = Field(gt=0, description="a JSON request body; 413 beyond")
+    multipart_slack_kb: int = Field(ge=0, description="multipart framing around one file")
+    max_text_field_chars: int = Field(gt=0, description="any one text field of a request; 422")
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.max_body_mb * 1024 * 1024
+
+    @property
+    def max_json_body_bytes(self) -> int:
+        return self.max_json_body_kb * 1024
+
+    @property
+    def multipart_slack_bytes(self) -> int:
+        return self.multipart_slack_kb * 1024
 
 
 class DatabaseSettings(_Section):
@@ -407,6 +423,13 @@ class Settings(BaseSettings):
                 raise ValueError("auth.required must be true in production")
             if not self.auth.pepper.get_secret_value():
                 raise ValueError("auth.pepper (AUTH_PEPPER) must be set in production")
+        return self
+
+    @model_validator(mode="after")
+    def _body_cap_holds_an_upload(self) -> Settings:
+        # The request guard runs before the upload route: it must let a largest file through.
+        if self.api.max_body_bytes < self.max_file_size_bytes + self.api.multipart_slack_bytes:
+            raise ValueError("api.max_body_mb must be at least max_file_size_mb plus the slack")
         return self
 
     def resolve(self, path: Path) -> Path:

@@ -48,8 +48,8 @@ class MemorySettings(_Section):
     max_errors_per_session: int = Field(ge=0)
     max_files_listed: int = Field(ge=0)
     fact_max_chars: int = Field(gt=0)
-    error_pattern: str
-    file_pattern: str
+    error_words: list[str] = Field(min_length=1)
+    file_extensions: list[str]
     llm_extraction: bool
     extract_prompt: str
     transcript_max_chars: int = Field(gt=0)

@@ -32,9 +32,6 @@ from graphrag.kb.service import get_kb_row
 router = APIRouter(prefix="/api/v1", tags=["documents"])
 Pages = Annotated[PageParams, Depends()]
 
-# Multipart framing around the file: a request this much over the cap is refused unread.
-_MULTIPART_SLACK_BYTES = 64 * 1024
-
 
 def _enqueue_new(session: SessionDep, relay: RelayLoop, doc: KnowledgePublic) -> KnowledgePublic:
     commit_with_task(session, relay, outbox.process_document(doc.id, doc.attempt))
@@ -55,7 +52,7 @@ def upload_file(
     """Upload a file; it is checked (size, type by content, duplicate) and queued for parsing."""
     cap = settings.max_file_size_bytes
     declared = int(request.headers.get("content-length") or 0)
-    if declared > cap + _MULTIPART_SLACK_BYTES:
+    if declared > cap + settings.api.multipart_slack_bytes:
         raise FileTooLargeError(f"the file exceeds the {settings.max_file_size_mb} MB limit")
     new = documents.NewDocument(
         data=read_capped(file, cap),

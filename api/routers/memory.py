@@ -25,10 +25,13 @@ from graphrag.memory.schemas import (
     SessionCloseQueued,
     SessionCloseRequest,
 )
+from graphrag.text_input import InputText
 
 router = APIRouter(prefix="/api/v1/memory", tags=["memory"])
 Pages = Annotated[PageParams, Depends()]
-OwnerQuery = Annotated[str | None, Query(description="whose memory; the default owner if unset")]
+OwnerQuery = Annotated[
+    InputText | None, Query(description="whose memory; the default owner if unset")
+]
 
 
 def get_memory(state: AppStateDep) -> MemoryContext:
@@ -102,7 +105,11 @@ def delete_fact(
 
 @router.get("/entities/{name}")
 def entity_neighbourhood(
-    name: str, memory: MemoryDep, settings: SettingsDep, tenant: TenantDep, owner: OwnerQuery = None
+    name: InputText,
+    memory: MemoryDep,
+    settings: SettingsDep,
+    tenant: TenantDep,
+    owner: OwnerQuery = None,
 ) -> EntityNeighbourhood:
     """An entity of the memory graph: its relations, the facts naming it, its KB twins."""
     return facts_service.entity_neighbourhood(memory, _owner(tenant, owner, settings), name)
@@ -117,7 +124,7 @@ def read_core(
 
 @router.put("/core/{section}")
 def write_core_section(
-    section: str,
+    section: InputText,
     body: CoreSectionWrite,
     session: SessionDep,
     settings: SettingsDep,
@@ -129,7 +136,7 @@ def write_core_section(
 
 @router.delete("/core/{section}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_core_section(
-    section: str,
+    section: InputText,
     session: SessionDep,
     settings: SettingsDep,
     tenant: TenantDep,

@@ -9,6 +9,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphrag.errors import ForbiddenError
+from graphrag.text_input import InputText
 
 __all__ = ["ApiKeyCreate", "ApiKeyCreated", "ApiKeyPublic", "Capability", "Principal"]
 
@@ -50,7 +51,7 @@ class ApiKeyCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=200, description="a label for people")
+    name: InputText = Field(min_length=1, max_length=200, description="a label for people")
     capabilities: list[Capability] = Field(min_length=1)
 
     @field_validator("name")

@@ -7,7 +7,6 @@ texts are shown while the turn's character budget lasts, then only excerpts.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -18,7 +17,30 @@ from graphrag.settings import ChatSettings
 
 __all__ = ["Evidence"]
 
-_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_CITE_OPEN, _CITE_CLOSE, _CITE_SEPARATOR = "[", "]", ","
+
+
+def _citations(answer: str, highest: int) -> set[int]:
+    """The numbers up to `highest` cited as `[n]` or `[n, m, ...]` in `answer` (digits, commas
+    and blanks only; a number longer than `highest` is not converted).
+
+    Scanned forward once: the text inside a bracket holds no `[`, so no character is read twice.
+    """
+    numbers: set[int] = set()
+    pos = answer.find(_CITE_OPEN)
+    while pos >= 0:
+        close = pos + 1
+        while close < len(answer) and (
+            answer[close].isdecimal() or answer[close].isspace() or answer[close] == _CITE_SEPARATOR
+        ):
+            close += 1
+        if answer.startswith(_CITE_CLOSE, close):
+            parts = [part.strip() for part in answer[pos + 1 : close].split(_CITE_SEPARATOR)]
+            width = len(str(highest))
+            if all(part.isdecimal() for part in parts):
+                numbers.update(int(p) for p in parts if len(p.lstrip("0")) <= width)
+        pos = answer.find(_CITE_OPEN, close)
+    return numbers
 
 
 class Evidence:
@@ -60,7 +82,5 @@ class Evidence:
 
     def cited(self, answer: str) -> bool:
         """Whether the answer cites at least one gathered passage by its number."""
-        numbers = {
-            int(part) for group in _CITATION.findall(answer) for part in re.split(r"\s*,\s*", group)
-        }
-        return any(1 <= n <= len(self.references) for n in numbers)
+        highest = len(self.references)
+        return any(1 <= n <= highest for n in _citations(answer, highest))

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.db.enums import MessageRole
 from graphrag.search.models import GraphContribution, SearchHit
+from graphrag.text_input import InputText
 
 __all__ = [
     "AgentChatAnswer",
@@ -45,15 +46,15 @@ __all__ = [
 class SessionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(default="", max_length=300)
+    title: InputText = Field(default="", max_length=300)
     kb_ids: list[uuid.UUID] = Field(default_factory=list)
-    owner: str = Field(default="default", min_length=1, max_length=200)
+    owner: InputText = Field(default="default", min_length=1, max_length=200)
 
 
 class SessionUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(max_length=300)
+    title: InputText = Field(max_length=300)
 
 
 class SessionPublic(BaseModel):
@@ -117,7 +118,7 @@ class ChatRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1)
+    query: InputText = Field(min_length=1)
     kb_ids: list[uuid.UUID] | None = None
     knowledge_ids: list[uuid.UUID] | None = None
     use_graph: bool = True

@@ -6,13 +6,19 @@ input); the output parser checks model output against the same caps.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from graphrag.errors import InvalidInputError
-from graphrag.graph.models import GraphNode, GraphRelation, TextList
+from graphrag.graph.models import GraphNode, GraphRelation, clean_texts
 from graphrag.settings import ExtractionSettings
+from graphrag.text_input import InputText, check_text
 
-__all__ = ["ExtractConfig", "check_extract_config"]
+__all__ = ["ExtractConfig", "InputTextList", "check_extract_config"]
+
+# Labels of request input: cleaned like model output, NUL and lone surrogates refused.
+InputTextList = Annotated[list[InputText], AfterValidator(clean_texts)]
 
 
 class ExtractConfig(BaseModel):
@@ -25,16 +31,28 @@ class ExtractConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: bool = False
-    text: str = ""
-    tags: TextList = Field(default_factory=list)
+    text: InputText = ""
+    tags: InputTextList = Field(default_factory=list)
     nodes: list[GraphNode] = Field(default_factory=list)
     relations: list[GraphRelation] = Field(default_factory=list)
-    custom_instructions: str = ""
+    custom_instructions: InputText = ""
 
     @field_validator("text", "custom_instructions")
     @classmethod
     def _strip(cls, value: str) -> str:
         return value.strip()
+
+    @model_validator(mode="after")
+    def _storable_example(self) -> ExtractConfig:
+        # The example's nodes and relations share their model with extraction output (which
+        # settles bad text itself), so their text is checked here, as `InputText` would.
+        for node in self.nodes:
+            for text in (node.name, *node.attributes):
+                check_text(text)
+        for relation in self.relations:
+            for text in (relation.node1, relation.node2, relation.type):
+                check_text(text)
+        return self
 
     @property
     def has_example(self) -> bool:

@@ -14,7 +14,6 @@ graph and says so in `kind`: asking again would only cost another call.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
@@ -25,27 +24,42 @@ from pydantic import BaseModel, ConfigDict
 from graphrag.extraction.graph_cleanup import ParseOptions, clean_graph
 from graphrag.extraction.output_shapes import RawGraph, read_graph_value
 from graphrag.graph.models import GraphData
+from graphrag.text_scan import (
+    NextFinder,
+    ascii_lower,
+    blocks,
+    fenced_bodies,
+    is_word_char,
+    last_closing_end,
+    remove_closed_blocks,
+    skip_spaces,
+    split_on_any,
+)
 
 __all__ = ["OutputKind", "ParseOptions", "ParseOutcome", "parse_graph_output"]
 
-_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
-_THINK_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
-_THINK_OPEN = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
-_FINAL_CHANNEL = re.compile(r"<\|channel\|>\s*final\s*<\|message\|>", re.I)
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S | re.I)
-_FUNCTION = re.compile(
-    r"<function(?:=|\s+name=)[\"']?[^>\"']*[\"']?>(.*?)(?:</function>|\Z)", re.S | re.I
-)
-_PARAMETER = re.compile(
-    r"<parameter(?:=|\s+name=)[\"']?([^>\"']+)[\"']?>(.*?)(?:</parameter>|(?=<parameter)|\Z)",
-    re.S | re.I,
-)
-_FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)(?:```|\Z)", re.S)
+_REASONING_TAGS = ("think", "thinking", "reasoning")
+_REASONING_OPENINGS = tuple(f"<{tag}>" for tag in _REASONING_TAGS)
+_CHANNEL, _FINAL, _MESSAGE = "<|channel|>", "final", "<|message|>"
+_TOOL_CALL = ("<tool_call>", "</tool_call>")
+_FUNCTION = ("<function", "</function>")
+_PARAMETER = ("<parameter", "</parameter>")
+_NAME_ATTRIBUTE = "name="
+_QUOTES = "\"'"
+# A tag name ends at one of these; a name running into another tag or line is no tag name.
+_NAME_STOPS = frozenset(">\"'<\n")
 _PYTHON_TAG = "<|python_tag|>"
 _OPENERS = "{["
-# A bracket that opens JSON rather than prose: `{"`, `{'`, `{}`, `{key:`, `[{`, `["`, `[]`...
-_JSON_OPENING = re.compile(r"""\{\s*(?:["'{}]|\w+\s*:)|\[\s*["'{\[\]]""")
+# What follows a bracket (after blanks) that opens JSON rather than prose: `{"`, `{'`, `{}`,
+# `{key:`, `[{`, `["`, `[]`...
+_JSON_AFTER = {"{": "\"'{}", "[": "\"'{[]"}
 _CLOSERS = ("}", "]")
+# A graph answer is three or four levels deep; the repairer spends thousands of steps per level
+# on a deep pile of brackets before it gives up at its recursion limit, so such text is not
+# repaired at all.
+_MAX_REPAIR_DEPTH = 32
+# What decoding may raise on model output: bad JSON, or nesting past the recursion limit.
+_UNDECODABLE = (ValueError, RecursionError)
 
 
 class OutputKind(StrEnum):
@@ -104,29 +118,95 @@ def _strip_reasoning(text: str) -> str:
     it is reasoning. An opening tag never closed means the answer ran out inside the reasoning:
     its text is kept, so JSON written there can still be salvaged.
     """
-    final = _FINAL_CHANNEL.split(text)
-    text = final[-1]
-    text = _THINK_BLOCK.sub("", text)
-    closing = list(_THINK_CLOSE.finditer(text))
-    if closing:
-        text = text[closing[-1].end() :]
-    return _THINK_OPEN.sub("", text).replace(_PYTHON_TAG, "")
+    text = remove_closed_blocks(_after_final_channel(text), _REASONING_TAGS)
+    last_close = last_closing_end(text, _REASONING_TAGS)
+    if last_close >= 0:
+        text = text[last_close:]
+    unwrapped = "".join(split_on_any(text, _REASONING_OPENINGS, fold=True, strip=False))
+    return unwrapped.replace(_PYTHON_TAG, "")
+
+
+def _after_final_channel(text: str) -> str:
+    """The text after the last `<|channel|> final <|message|>` marker (all of it if none)."""
+    folded = ascii_lower(text)
+    start = -1
+    pos = folded.find(_CHANNEL)
+    while pos >= 0:
+        at = skip_spaces(folded, pos + len(_CHANNEL))
+        if folded.startswith(_FINAL, at):
+            at = skip_spaces(folded, at + len(_FINAL))
+            if folded.startswith(_MESSAGE, at):
+                start = at + len(_MESSAGE)
+        pos = folded.find(_CHANNEL, pos + len(_CHANNEL))
+    return text if start < 0 else text[start:]
+
+
+def _tag_name_end(folded: str, pos: int) -> tuple[int, int, int] | None:
+    """After `<function` or `<parameter`: `=NAME>` or ` name="NAME">` -> where the name starts
+    and ends, and where the tag ends."""
+    if folded.startswith("=", pos):
+        pos += 1
+    else:
+        after = skip_spaces(folded, pos)
+        if after == pos or not folded.startswith(_NAME_ATTRIBUTE, after):
+            return None
+        pos = after + len(_NAME_ATTRIBUTE)
+    if folded.startswith(tuple(_QUOTES), pos):
+        pos += 1
+    name_start = pos
+    while pos < len(folded) and folded[pos] not in _NAME_STOPS:
+        pos += 1
+    name_end = pos
+    if folded.startswith(tuple(_QUOTES), pos):
+        pos += 1
+    if not folded.startswith(">", pos):
+        return None
+    return name_start, name_end, pos + 1
+
+
+def _tagged_sections(text: str, tag: tuple[str, str], *, next_ends: bool) -> list[tuple[str, str]]:
+    """(name, body) of each `<tag=NAME>body</tag>` of `text`, in order, case-insensitive.
+
+    A section not closed runs to the end, or with `next_ends` to the next opening tag.
+    """
+    opening, closing = tag
+    folded = ascii_lower(text)
+    openings, closings = NextFinder(folded, opening), NextFinder(folded, closing)
+    sections: list[tuple[str, str]] = []
+    pos = 0
+    while (start := openings.find(pos)) >= 0:
+        head = _tag_name_end(folded, start + len(opening))
+        if head is None:
+            pos = start + 1
+            continue
+        name_start, name_end, body_start = head
+        ends = [closings.find(body_start), openings.find(body_start) if next_ends else -1]
+        ends = [end for end in ends if end >= 0]
+        body_end = min(ends, default=len(text))
+        sections.append((text[name_start:name_end], text[body_start:body_end]))
+        if body_end == len(text):
+            break
+        pos = body_end + len(closing) if folded.startswith(closing, body_end) else body_end
+    return sections
 
 
 def _pieces(answer: str) -> list[str | dict[str, Any]]:
     """Units to decode: each tool call, function body or parameter set, each fenced block;
     else the whole answer."""
-    calls = [match.group(1) for match in _TOOL_CALL.finditer(answer)] or [answer]
+    calls = [answer[b.body_start : b.body_end] for b in blocks(answer, *_TOOL_CALL, until_end=True)]
     pieces: list[str | dict[str, Any]] = []
-    for call in calls:
-        bodies = [match.group(1) for match in _FUNCTION.finditer(call)] or [call]
-        for body in bodies:
-            parameters = _PARAMETER.findall(body)
+    for call in calls or [answer]:
+        bodies = [body for _, body in _tagged_sections(call, _FUNCTION, next_ends=False)]
+        for body in bodies or [call]:
+            parameters = [
+                (name, value)
+                for name, value in _tagged_sections(body, _PARAMETER, next_ends=True)
+                if name.strip()
+            ]
             if parameters:
                 pieces.append({name.strip(): _decode_loose(value) for name, value in parameters})
                 continue
-            fenced = [match.group(1) for match in _FENCE.finditer(body)]
-            pieces.extend(fenced or [body])
+            pieces.extend(fenced_bodies(body) or [body])
     return pieces
 
 
@@ -163,7 +243,7 @@ def _decodings(text: str) -> Iterator[tuple[Any, bool]]:
     stripped = text.strip()
     try:
         strict = json.loads(stripped)
-    except json.JSONDecodeError:
+    except _UNDECODABLE:
         pass
     else:
         yield strict, False
@@ -172,13 +252,39 @@ def _decodings(text: str) -> Iterator[tuple[Any, bool]]:
     for start, _ in spans:
         try:
             prefix = decoder.raw_decode(stripped, start)[0]
-        except json.JSONDecodeError:
+        except _UNDECODABLE:
             continue
         yield prefix, False
-    json_like = [(start, end) for start, end in spans if _JSON_OPENING.match(stripped, start)]
+    json_like = [(start, end) for start, end in spans if _opens_json(stripped, start)]
     if json_like:
         start, end = max(json_like, key=lambda span: span[1] - span[0])
-        yield _repair(stripped[start:end]), True
+        if _max_depth(stripped, start, end) <= _MAX_REPAIR_DEPTH:
+            yield _repair(stripped[start:end]), True
+
+
+def _opens_json(text: str, start: int) -> bool:
+    """Whether the bracket at `start` opens JSON: a quote, a bracket, or (objects) `key:`."""
+    pos = skip_spaces(text, start + 1)
+    if text.startswith(tuple(_JSON_AFTER[text[start]]), pos):
+        return True
+    if text[start] != "{":
+        return False
+    key_end = pos
+    while key_end < len(text) and is_word_char(text[key_end]):
+        key_end += 1
+    return key_end > pos and text.startswith(":", skip_spaces(text, key_end))
+
+
+def _max_depth(text: str, start: int, end: int) -> int:
+    """The deepest bracket nesting in `text[start:end]` (brackets in strings count too)."""
+    depth = deepest = 0
+    for char in text[start:end]:
+        if char in _OPENERS:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in _CLOSERS and depth > 0:
+            depth -= 1
+    return deepest
 
 
 def _top_level_spans(text: str) -> list[tuple[int, int]]:
@@ -218,4 +324,7 @@ def _repair(text: str) -> Any:
         last_object = text.rfind("}")
         if last_object > 0:
             text = text[: last_object + 1]
-    return json_repair.loads(text)
+    try:
+        return json_repair.loads(text)
+    except _UNDECODABLE:  # nested past the repairer's recursion limit: nothing to read
+        return None

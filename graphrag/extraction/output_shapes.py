@@ -11,11 +11,12 @@ are the job of `graph_cleanup`.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
+
+from graphrag.text_scan import split_on_any
 
 __all__ = ["RawGraph", "RawNode", "RawRelation", "read_graph_value"]
 
@@ -97,8 +98,8 @@ TYPE_KEYS = (
     "edge",
 )
 # "A -> works at -> B", "A -[works at]-> B", "A | works at | B"
-_ARROW_PIECES = re.compile(r"\s*(?:-\[|\]->|->)\s*")
-_PIPE = re.compile(r"\s*\|\s*")
+_ARROWS = ("-[", "]->", "->")
+_PIPES = ("|",)
 _TRIPLE_LEN = 3
 # Guards against pathological nesting; real answers are two or three levels deep.
 _MAX_DEPTH = 6
@@ -171,7 +172,7 @@ def _read_encoded(text: str, bare_strings: bool, depth: int) -> RawGraph | None:
         return None
     try:
         decoded = json.loads(stripped)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # bad JSON, or nested past the recursion limit
         return None
     return _read(decoded, _Expect.ANY, bare_strings, depth + 1)
 
@@ -308,8 +309,8 @@ def _relation_from_triple(items: list[Any]) -> RawRelation | None:
 
 
 def _relation_from_text(text: str) -> RawRelation | None:
-    for pattern in (_ARROW_PIECES, _PIPE):
-        pieces = [piece for piece in pattern.split(text.strip(" ()")) if piece]
+    for separators in (_ARROWS, _PIPES):
+        pieces = [piece for piece in split_on_any(text.strip(" ()"), separators) if piece]
         if len(pieces) == _TRIPLE_LEN:
             return RawRelation(node1=pieces[0], node2=pieces[2], type=pieces[1])
     return None

@@ -31,6 +31,8 @@ from graphrag.graph.models import GraphRelation, normalize_space
 from graphrag.llm.client import LlmReply
 from graphrag.llm.prompts import ChatMessage, load_prompt
 from graphrag.settings import ExtractionSettings, PreviewSettings
+from graphrag.text_input import InputText
+from graphrag.text_scan import fenced_bodies, last_closing_end, remove_closed_blocks
 
 __all__ = [
     "CompletionModel",
@@ -50,10 +52,9 @@ __all__ = [
 SAMPLE_TEXT_PROMPT = "fabri_text"
 SUGGEST_TAGS_PROMPT = "fabri_tag"
 
-_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
-_REASONING_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
-_FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)(?:```|\Z)", re.S)
-_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(.+?)\s*$", re.M)
+_REASONING_TAGS = ("think", "thinking", "reasoning")
+_BULLET_MARKS = "-*\u2022"
+_NUMBER_MARKS = ".)"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TAG_EDGES = "\"'`.,;:[]{}() "
 _LABEL_KEYS = ("type", "label", "name", "relation", "tag")
@@ -72,8 +73,12 @@ class TextRelationRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(description="the text to read, at most `previews.max_text_chars` characters")
-    tags: list[str] = Field(min_length=1, description="relation labels; other types are removed")
+    text: InputText = Field(
+        description="the text to read, at most `previews.max_text_chars` characters"
+    )
+    tags: list[InputText] = Field(
+        min_length=1, description="relation labels; other types are removed"
+    )
 
 
 class PreviewNode(BaseModel):
@@ -97,7 +102,7 @@ class SampleTextRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tags: list[str] = Field(default_factory=list)
+    tags: list[InputText] = Field(default_factory=list)
 
 
 class SampleText(BaseModel):
@@ -109,7 +114,7 @@ class TagSuggestionRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(description="at most `previews.max_text_chars` characters")
+    text: InputText = Field(description="at most `previews.max_text_chars` characters")
 
 
 class TagSuggestions(BaseModel):
@@ -136,9 +141,9 @@ def _checked_tags(tags: Sequence[str], extraction: ExtractionSettings) -> list[s
 
 
 def _strip_reasoning(text: str) -> str:
-    answer = _REASONING.sub("", text)
-    closing = list(_REASONING_CLOSE.finditer(answer))
-    return answer[closing[-1].end() :] if closing else answer
+    answer = remove_closed_blocks(text, _REASONING_TAGS)
+    last_close = last_closing_end(answer, _REASONING_TAGS)
+    return answer[last_close:] if last_close >= 0 else answer
 
 
 def preview_relations(
@@ -206,9 +211,8 @@ def parse_tag_list(text: str | None, max_tags: int, max_chars: int) -> list[str]
     trimmed of quotes and punctuation, de-duplicated ignoring case, and capped.
     """
     answer = _strip_reasoning(text or "")
-    fenced = [m.group(1) for m in _FENCE.finditer(answer)]
     raw: list[str] = []
-    for piece in fenced or [answer]:
+    for piece in fenced_bodies(answer) or [answer]:
         raw.extend(_strings(_decode(piece)))
     if not raw:
         raw = _bullets(answer)
@@ -222,8 +226,12 @@ def _decode(piece: str) -> Any:
     start = min(starts)
     try:
         return json.JSONDecoder().raw_decode(piece, start)[0]
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
+        pass
+    try:
         return json_repair.loads(piece[start:])
+    except (ValueError, RecursionError):  # nested past the recursion limit: nothing to read
+        return None
 
 
 def _strings(value: Any) -> list[str]:
@@ -243,10 +251,27 @@ def _strings(value: Any) -> list[str]:
     return found
 
 
+def _bullet_item(line: str) -> str | None:
+    """The item of a `- item`, `* item`, `1. item` or `2) item` line, else None."""
+    text = line.strip()
+    mark = 0
+    if text[:1] and text[0] in _BULLET_MARKS:
+        mark = 1
+    else:
+        while mark < len(text) and text[mark].isdecimal():
+            mark += 1
+        if mark == 0 or text[mark : mark + 1] not in tuple(_NUMBER_MARKS):
+            return None
+        mark += 1
+    if not text[mark : mark + 1].isspace():
+        return None
+    return text[mark:].strip() or None
+
+
 def _bullets(answer: str) -> list[str]:
-    bulleted = _BULLET.findall(answer)
+    bulleted = [item for line in answer.splitlines() if (item := _bullet_item(line)) is not None]
     if bulleted:
-        return list(bulleted)
+        return bulleted
     # One line of comma-separated labels; a lone sentence is prose, not a label.
     lines = [line for line in answer.strip().splitlines() if line.strip()]
     return lines[0].split(",") if len(lines) == 1 and "," in lines[0] else []

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphrag.text_input import InputText
+
 __all__ = [
     "CompletionRequest",
     "ContentPart",
@@ -27,15 +29,15 @@ class ContentPart(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    type: str
-    text: str | None = None
+    type: InputText
+    text: InputText | None = None
 
 
 class MessageIn(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[ContentPart] | None = None
+    content: InputText | list[ContentPart] | None = None
 
 
 class StreamOptions(BaseModel):
@@ -49,7 +51,9 @@ class CompletionRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    model: str = Field(min_length=1, description="`kb/<name>`, a base id, or several joined by +")
+    model: InputText = Field(
+        min_length=1, description="`kb/<name>`, a base id, or several joined by +"
+    )
     messages: list[MessageIn] = Field(min_length=1)
     stream: bool = False
     stream_options: StreamOptions | None = None

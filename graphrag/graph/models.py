@@ -17,6 +17,7 @@ __all__ = [
     "GraphRelation",
     "Name",
     "TextList",
+    "clean_texts",
     "normalize_space",
 ]
 
@@ -33,7 +34,7 @@ def _non_empty_name(value: str) -> str:
     return name
 
 
-def _clean_texts(values: list[str]) -> list[str]:
+def clean_texts(values: list[str]) -> list[str]:
     """Whitespace-normalised, empty ones dropped, duplicates dropped, first occurrence's order."""
     seen: dict[str, None] = {}
     for value in values:
@@ -44,7 +45,7 @@ def _clean_texts(values: list[str]) -> list[str]:
 
 
 Name = Annotated[str, AfterValidator(_non_empty_name)]
-TextList = Annotated[list[str], AfterValidator(_clean_texts)]
+TextList = Annotated[list[str], AfterValidator(clean_texts)]
 
 
 class _Frozen(BaseModel):

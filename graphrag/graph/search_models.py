@@ -10,6 +10,8 @@ import uuid
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from graphrag.text_input import InputText
+
 __all__ = [
     "EntityMatches",
     "EntityPublic",
@@ -92,11 +94,11 @@ class GraphSearchRequest(BaseModel):
         },
     )
 
-    entity: str = Field(
+    entity: InputText = Field(
         min_length=1,
         description="Case-sensitive substring of the entity name (not blank).",
     )
-    relation_types: list[str] | None = Field(
+    relation_types: list[InputText] | None = Field(
         default=None,
         min_length=1,
         description="Only relations of these exact types; absent = every type.",

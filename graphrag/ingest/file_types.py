@@ -8,13 +8,13 @@ Markdown and HTML; with no claim, content that opens like an HTML page is HTML, 
 from __future__ import annotations
 
 import io
-import re
 import zipfile
 from pathlib import PurePosixPath
 
 from graphrag.errors import EmptyFileError, UnsupportedMediaError
 from graphrag.ingest.models import FileType
 from graphrag.ingest.text_decoding import decode_text, looks_like_text
+from graphrag.text_scan import ascii_lower, skip_spaces
 
 __all__ = [
     "detect_file_type",
@@ -67,7 +67,9 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _DOCX_MAIN_PART = "word/document.xml"
 # How much of a text upload is inspected for an HTML opening; enough for a doctype and comments.
 _HTML_SNIFF_CHARS = 2048
-_HTML_OPENING = re.compile(r"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b", re.I | re.S)
+_COMMENT_OPEN, _COMMENT_CLOSE = "<!--", "-->"
+_DOCTYPE = "!doctype"
+_HTML_ROOTS = ("html", "head", "body")
 
 
 def file_type_from_name(file_name: str) -> FileType | None:
@@ -98,6 +100,33 @@ def file_type_from_media_type(media_type: str) -> FileType | None:
     return kind
 
 
+def _word_ends(text: str, pos: int) -> bool:
+    return pos >= len(text) or not (text[pos].isalnum() or text[pos] == "_")
+
+
+def _opens_like_html(head: str) -> bool:
+    """Whether `head` starts, after blanks and comments, with a doctype or an html/head/body tag.
+
+    Scanned forward once (a backtracking regex over repeated comments took exponential time).
+    """
+    text = ascii_lower(head)
+    pos = skip_spaces(text, 0)
+    while text.startswith(_COMMENT_OPEN, pos):
+        close = text.find(_COMMENT_CLOSE, pos + len(_COMMENT_OPEN))
+        if close < 0:
+            return False
+        pos = skip_spaces(text, close + len(_COMMENT_CLOSE))
+    if not text.startswith("<", pos):
+        return False
+    pos += 1
+    if text.startswith(_DOCTYPE, pos):
+        after = pos + len(_DOCTYPE)
+        name = skip_spaces(text, after)
+        root = _HTML_ROOTS[0]
+        return name > after and text.startswith(root, name) and _word_ends(text, name + len(root))
+    return any(text.startswith(n, pos) and _word_ends(text, pos + len(n)) for n in _HTML_ROOTS)
+
+
 def _is_docx(data: bytes) -> bool:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -121,7 +150,7 @@ def sniff_content(data: bytes, max_control_ratio: float) -> FileType | None:
     if not looks_like_text(data, max_control_ratio):
         return None
     head = decode_text(data[: _HTML_SNIFF_CHARS * 4])[:_HTML_SNIFF_CHARS]
-    return FileType.HTML if _HTML_OPENING.match(head) else FileType.TXT
+    return FileType.HTML if _opens_like_html(head) else FileType.TXT
 
 
 def _claims(file_name: str | None, media_type: str | None) -> list[FileType]:

@@ -17,15 +17,16 @@ The result keeps document order (`seq`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Sequence
 from typing import Protocol, TypeVar
 
 from graphrag.ingest.models import ChunkType
+from graphrag.text_scan import ascii_lower, is_word_char
 
 __all__ = ["ChunkLike", "has_body", "select_graph_chunks"]
 
-_IMAGE_MARKUP = re.compile(r"!\[[^\]]*\]\([^)]*\)|<img\b[^>]*>", re.I)
+_MD_IMAGE, _MD_LABEL_END, _MD_TARGET, _MD_TARGET_END = "![", "]", "(", ")"
+_HTML_IMAGE, _HTML_TAG_END = "<img", ">"
 
 
 class ChunkLike(Protocol):
@@ -50,9 +51,36 @@ class ChunkLike(Protocol):
 C = TypeVar("C", bound=ChunkLike)
 
 
+def _image_end(content: str, folded: str, pos: int) -> int:
+    """Where the image link (`![alt](target)` or `<img ...>`) starting at `pos` ends, or -1."""
+    if content.startswith(_MD_IMAGE, pos):
+        label_end = content.find(_MD_LABEL_END, pos + len(_MD_IMAGE))
+        if label_end < 0 or not content.startswith(_MD_TARGET, label_end + 1):
+            return -1
+        target_end = content.find(_MD_TARGET_END, label_end + 2)
+        return target_end + 1 if target_end >= 0 else -1
+    after = pos + len(_HTML_IMAGE)
+    if folded.startswith(_HTML_IMAGE, pos) and not (
+        after < len(content) and is_word_char(content[after])
+    ):
+        tag_end = content.find(_HTML_TAG_END, after)
+        return tag_end + 1 if tag_end >= 0 else -1
+    return -1
+
+
 def has_body(content: str) -> bool:
-    """Whether `content` holds text besides image links and whitespace."""
-    return bool(_IMAGE_MARKUP.sub("", content).strip())
+    """Whether `content` holds text besides image links and whitespace (one forward scan)."""
+    folded = ascii_lower(content)
+    pos = 0
+    while pos < len(content):
+        if content[pos].isspace():
+            pos += 1
+            continue
+        end = _image_end(content, folded, pos)
+        if end < 0:
+            return True
+        pos = end
+    return False
 
 
 def select_graph_chunks(chunks: Sequence[C]) -> list[C]:

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, model_validator
 
 from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus, Stage, StageStatus
+from graphrag.text_input import InputText
 
 __all__ = [
     "BatchItem",
@@ -22,6 +23,7 @@ __all__ = [
     "TextImport",
     "UrlImport",
 ]
+
 
 class IngestionUsage(BaseModel):
     """What the graph stage of the current attempt cost (LLM tokens as the server reported)."""
@@ -144,8 +146,8 @@ class BatchUpload(BaseModel):
 class TextImport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(min_length=1, max_length=500)
-    content: str = Field(min_length=1)
+    title: InputText = Field(min_length=1, max_length=500)
+    content: InputText = Field(min_length=1)
 
 
 class UrlImport(BaseModel):

@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from graphrag.errors import InvalidInputError
 from graphrag.settings import IngestSettings, Settings
+from graphrag.text_input import InputText
 
 __all__ = ["ChunkingConfig", "check_chunking", "default_chunking"]
 
@@ -17,7 +18,7 @@ class ChunkingConfig(BaseModel):
 
     chunk_size: int = Field(gt=0)
     chunk_overlap: int = Field(ge=0)
-    separators: list[str] = Field(min_length=1)
+    separators: list[InputText] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _check(self) -> ChunkingConfig:

@@ -12,6 +12,7 @@ from graphrag.db.enums import KnowledgeBaseStatus
 from graphrag.extraction.models import ExtractConfig
 from graphrag.kb.chunking import ChunkingConfig
 from graphrag.settings import Settings
+from graphrag.text_input import InputText
 
 __all__ = [
     "IndexingStrategy",
@@ -21,7 +22,7 @@ __all__ = [
     "graph_on",
 ]
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Name = Annotated[InputText, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 
 
 class IndexingStrategy(BaseModel):
@@ -36,7 +37,7 @@ class KnowledgeBaseCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: Name
-    description: str = Field(default="", max_length=2000)
+    description: InputText = Field(default="", max_length=2000)
     chunking: ChunkingConfig | None = None
     indexing: IndexingStrategy = IndexingStrategy()
     extract_config: ExtractConfig = ExtractConfig()
@@ -48,7 +49,7 @@ class KnowledgeBaseUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: Name | None = None
-    description: str | None = Field(default=None, max_length=2000)
+    description: InputText | None = Field(default=None, max_length=2000)
     chunking: ChunkingConfig | None = None
     indexing: IndexingStrategy | None = None
     extract_config: ExtractConfig | None = None

@@ -6,10 +6,10 @@ letter or digit glued to either end, so "AI" is found in "the AI team" but not i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from graphrag.graph.models import normalize_space
+from graphrag.text_scan import is_word_char
 
 __all__ = ["entity_key", "names_in_text"]
 
@@ -17,6 +17,22 @@ __all__ = ["entity_key", "names_in_text"]
 def entity_key(name: str) -> str:
     """The merge key of an entity name (lower-case like Cypher's `toLower`)."""
     return normalize_space(name).lower()
+
+
+def _occurs_as_words(key: str, haystack: str) -> bool:
+    """Whether `key` occurs in `haystack` with no letter, digit or `_` glued to either end.
+
+    Each search starts after the previous hit, so one key costs time linear in the text.
+    """
+    at = haystack.find(key)
+    while at >= 0:
+        end = at + len(key)
+        glued_before = at > 0 and is_word_char(haystack[at - 1])
+        glued_after = end < len(haystack) and is_word_char(haystack[end])
+        if not glued_before and not glued_after:
+            return True
+        at = haystack.find(key, at + 1)
+    return False
 
 
 def names_in_text(names: Iterable[str], text: str) -> list[str]:
@@ -27,6 +43,6 @@ def names_in_text(names: Iterable[str], text: str) -> list[str]:
         key = entity_key(name)
         if not key or key in found:
             continue
-        if re.search(r"(?<!\w)" + re.escape(key) + r"(?!\w)", haystack):
+        if _occurs_as_words(key, haystack):
             found[key] = normalize_space(name)
     return sorted(found.values(), key=lambda n: (-len(n), n.lower()))

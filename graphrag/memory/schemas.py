@@ -7,6 +7,7 @@ import uuid
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.memory.models import FactKind
+from graphrag.text_input import InputText
 
 __all__ = [
     "CoreSectionWrite",
@@ -20,13 +21,15 @@ __all__ = [
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    owner: str | None = Field(default=None, description="whose memory; the default owner if unset")
+    owner: InputText | None = Field(
+        default=None, description="whose memory; the default owner if unset"
+    )
 
 
 class FactCreate(_Body):
     """A fact added by hand; importance defaults to the kind's configured one."""
 
-    text: str = Field(min_length=1)
+    text: InputText = Field(min_length=1)
     kind: FactKind = FactKind.NOTE
     importance: float | None = Field(default=None, ge=0.0, le=1.0)
 
@@ -34,12 +37,12 @@ class FactCreate(_Body):
 class FactSearch(_Body):
     """A read-only search of the archival memory."""
 
-    query: str = Field(min_length=1)
+    query: InputText = Field(min_length=1)
     k: int | None = Field(default=None, ge=1)
 
 
 class CoreSectionWrite(_Body):
-    text: str
+    text: InputText
 
 
 class SessionCloseRequest(_Body):

@@ -1,23 +1,26 @@
 """Deterministic facts of a session, read from its recall log without any model.
 
 - each user question with the answer that followed it (`qa`);
-- each distinct error met: a tool result flagged `is_error`, or a message matching
-  `error_pattern` (`error`, at most `max_errors_per_session`);
-- the files the session mentioned, in one fact (`files`).
+- each distinct error met: a tool result flagged `is_error`, or a message holding one of
+  `error_words` as a whole word (`error`, at most `max_errors_per_session`);
+- the files the session mentioned (a path whose extension is in `file_extensions`), in one fact
+  (`files`).
+Messages are read word by word in one forward pass (no regex), so a long message costs linear
+time whatever it holds.
 The entity names recorded with the user turns, and the file names, are the session's entities.
 """
 
 from __future__ import annotations
 
-import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from graphrag.db.enums import MessageRole
 from graphrag.graph.models import normalize_space
 from graphrag.memory.models import FactKind, NewFact, SessionEntity
 from graphrag.memory.recall_log import ENTITIES_KEY, RecallEntry
 from graphrag.settings import MemorySettings
+from graphrag.text_scan import is_word_char
 
 __all__ = [
     "ERROR_FLAG_KEY",
@@ -28,6 +31,32 @@ __all__ = [
 ]
 
 ERROR_FLAG_KEY = "is_error"
+_PATH_PUNCTUATION = "/.-"  # characters of a path besides letters, digits and `_`
+_PATH_SEPARATOR, _EXTENSION_DOT = "/", "."
+
+
+def _runs(text: str, inside: str) -> Iterator[str]:
+    """The maximal runs of word characters (plus the characters of `inside`) of `text`."""
+    start = None
+    for pos, char in enumerate(text):
+        if is_word_char(char) or char in inside:
+            if start is None:
+                start = pos
+        elif start is not None:
+            yield text[start:pos]
+            start = None
+    if start is not None:
+        yield text[start:]
+
+
+def _file_name(run: str, extensions: frozenset[str]) -> str | None:
+    """`run` (a path-like word) without trailing punctuation, if it names a file we list."""
+    path = run.rstrip(_PATH_PUNCTUATION)
+    base = path.rsplit(_PATH_SEPARATOR, 1)[-1]
+    stem, dot, extension = base.rpartition(_EXTENSION_DOT)
+    if not dot or not stem.strip(_PATH_PUNCTUATION) or extension.lower() not in extensions:
+        return None
+    return path
 
 
 def clip(text: str, max_chars: int) -> str:
@@ -61,21 +90,23 @@ def _qa_facts(
     return facts
 
 
-def _is_error(message: RecallEntry, pattern: re.Pattern[str]) -> bool:
+def _is_error(message: RecallEntry, words: frozenset[str]) -> bool:
     if message.role == MessageRole.SYSTEM or not message.content.strip():
         return False
-    return bool(message.tool_data.get(ERROR_FLAG_KEY)) or bool(pattern.search(message.content))
+    if message.tool_data.get(ERROR_FLAG_KEY):
+        return True
+    return any(word.lower() in words for word in _runs(message.content, ""))
 
 
 def _error_facts(
     messages: Sequence[RecallEntry], session_id: uuid.UUID, settings: MemorySettings
 ) -> list[NewFact]:
-    pattern = re.compile(settings.error_pattern)
+    words = frozenset(word.lower() for word in settings.error_words)
     texts: dict[str, None] = {}
     for message in messages:
         if len(texts) >= settings.max_errors_per_session:
             break
-        if _is_error(message, pattern):
+        if _is_error(message, words):
             texts.setdefault(
                 f"Error ({message.role.value}): {clip(message.content, settings.error_max_chars)}",
                 None,
@@ -93,13 +124,15 @@ def _error_facts(
 
 def files_mentioned(messages: Sequence[RecallEntry], settings: MemorySettings) -> list[str]:
     """Distinct file names in the session's messages, first mention first, capped."""
-    pattern = re.compile(settings.file_pattern)
+    extensions = frozenset(extension.lower() for extension in settings.file_extensions)
     names: dict[str, None] = {}
     for message in messages:
         if message.role == MessageRole.SYSTEM:
             continue
-        for match in pattern.finditer(message.content):
-            names.setdefault(match.group(0), None)
+        for run in _runs(message.content, _PATH_PUNCTUATION):
+            name = _file_name(run, extensions)
+            if name is not None:
+                names.setdefault(name, None)
     return list(names)[: settings.max_files_listed]
 
 

@@ -8,6 +8,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from graphrag.text_input import InputText
+
 __all__ = [
     "ChunkRef",
     "GraphContribution",
@@ -37,7 +39,7 @@ def _clean_query(value: str) -> str:
     return text
 
 
-QueryText = Annotated[str, AfterValidator(_clean_query)]
+QueryText = Annotated[InputText, AfterValidator(_clean_query)]
 
 
 class MatchType(StrEnum):

@@ -21,7 +21,7 @@ CORE = ROOT / "graphrag"
 
 # Bottom up. A name is a sub-package of graphrag/ or a top-level module (without `.py`).
 LAYERS: list[set[str]] = [
-    {"settings", "errors", "metrics", "task_queue"},
+    {"settings", "errors", "metrics", "task_queue", "text_input", "text_scan"},
     {"db"},
     {"auth", "tenancy"},
     {"llm"},

@@ -1,0 +1,55 @@
+"""The one validated text type of request fields: no NUL, no lone surrogate, bounded length.
+
+PostgreSQL text cannot hold NUL, and a lone surrogate (`"\\ud800"`, a reversed or half pair sent
+as JSON escapes) cannot be encoded as UTF-8 at all: both used to fail deep inside a request (a
+500, or a stream cut short). `InputText` refuses them at validation, so they are a 422 with the
+field named. The length cap is the server's `api.max_text_field_chars`, set for the duration of
+each request by the API (`text_field_limit`); outside a request only the characters are checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+__all__ = ["InputText", "check_text", "text_field_limit"]
+
+_NUL = "\x00"
+_limit: ContextVar[int | None] = ContextVar("text_field_limit", default=None)
+
+
+@contextmanager
+def text_field_limit(max_chars: int) -> Iterator[None]:
+    """Within this block, `InputText` values longer than `max_chars` are refused."""
+    token = _limit.set(max_chars)
+    try:
+        yield
+    finally:
+        _limit.reset(token)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_text(value: str) -> str:
+    """`value` unchanged if it is storable text within the limit in force; else ValueError."""
+    limit = _limit.get()
+    if limit is not None and len(value) > limit:
+        raise ValueError(f"the text has {len(value)} characters; the limit is {limit}")
+    if _NUL in value:
+        raise ValueError("the text holds a NUL character")
+    if not value.isascii() and not _encodable(value):
+        raise ValueError("the text holds a lone surrogate (not valid Unicode)")
+    return value
+
+
+InputText = Annotated[str, AfterValidator(check_text)]

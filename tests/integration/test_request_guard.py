@@ -1,0 +1,138 @@
+"""The request guard over a real server and bare sockets: a declared length over the cap is a
+413 before any body byte is read, chunked bodies are cut at the cap, JSON has its own cap.
+
+The app under test is a second API process (thread) on the session's services, with caps small
+enough to pass in a test: 1 MiB for any body, 8 KiB for JSON, 50 characters per text field.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from api.request_guard import TOO_LARGE_CODE
+from graphrag.settings import Settings
+from tests.support.http_server import ThreadedServer
+from tests.support.raw_http import RawResponse, chunked, exchange
+
+pytestmark = pytest.mark.integration
+
+JSON_CAP_KB = 8
+KB_PATH = "/api/v1/knowledge-bases"
+PIECE = 4096
+BOUNDARY = "guardtestboundary"
+
+
+@pytest.fixture(scope="module")
+def small_caps_url(settings: Settings) -> Iterator[str]:
+    from api.app import create_app
+
+    api = settings.api.model_copy(
+        update={"max_body_mb": 1, "max_json_body_kb": JSON_CAP_KB, "max_text_field_chars": 50}
+    )
+    small = settings.model_copy(update={"api": api})
+    app = create_app(small)
+    with ThreadedServer(app) as url:
+        yield url
+
+
+def _too_large(response: RawResponse, limit: int) -> None:
+    assert response.status == 413, response.body
+    error = response.json()["error"]
+    assert error["code"] == TOO_LARGE_CODE
+    assert error["details"]["limit_bytes"] == limit
+
+
+def _json_headers(auth: dict[str, str], **more: str) -> dict[str, str]:
+    return {**auth, "Content-Type": "application/json", **more}
+
+
+def _multipart_parts(size: int) -> Iterator[bytes]:
+    yield (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n'
+        "Content-Type: text/plain\r\n\r\n"
+    ).encode()
+    for _ in range(size // PIECE):
+        yield b"w" * PIECE
+    yield f"\r\n--{BOUNDARY}--\r\n".encode()
+
+
+def test_declared_length_over_the_cap_is_413_without_reading_the_body(
+    small_caps_url: str, auth_headers: dict[str, str]
+) -> None:
+    # No body byte is ever sent: an answer at all proves the body was not waited for.
+    headers = _json_headers(auth_headers, **{"Content-Length": str(10**9)})
+    response = exchange(small_caps_url, "POST", KB_PATH, headers, timeout_s=10.0)
+    _too_large(response, JSON_CAP_KB * 1024)
+
+
+def test_declared_upload_over_the_body_cap_is_413_unread_and_before_the_key(
+    small_caps_url: str,
+) -> None:
+    headers = {
+        "Content-Type": f"multipart/form-data; boundary={BOUNDARY}",
+        "Content-Length": str(2 * 1024 * 1024),
+    }
+    path = f"{KB_PATH}/{uuid.uuid4()}/knowledge/file"
+    response = exchange(small_caps_url, "POST", path, headers, timeout_s=10.0)
+    _too_large(response, 1024 * 1024)
+
+
+def test_chunked_json_over_its_cap_is_cut_and_413(
+    small_caps_url: str, auth_headers: dict[str, str]
+) -> None:
+    text = "x" * (4 * JSON_CAP_KB * 1024)
+    raw = json.dumps({"name": "big", "description": text}).encode()
+    pieces = [raw[i : i + PIECE] for i in range(0, len(raw), PIECE)]
+    headers = _json_headers(auth_headers, **{"Transfer-Encoding": "chunked"})
+    response = exchange(small_caps_url, "POST", KB_PATH, headers, chunked(pieces))
+    _too_large(response, JSON_CAP_KB * 1024)
+
+
+def test_chunked_upload_over_the_body_cap_is_cut_and_413(
+    small_caps_url: str, auth_headers: dict[str, str]
+) -> None:
+    headers = {
+        **auth_headers,
+        "Content-Type": f"multipart/form-data; boundary={BOUNDARY}",
+        "Transfer-Encoding": "chunked",
+    }
+    path = f"{KB_PATH}/{uuid.uuid4()}/knowledge/file"
+    total = 256 << 20  # far past the cap: the answer must come long before the end
+    response = exchange(small_caps_url, "POST", path, headers, chunked(_multipart_parts(total)))
+    _too_large(response, 1024 * 1024)
+    assert response.sent_bytes < total // 2
+
+
+def test_chunked_json_under_the_cap_goes_through(
+    small_caps_url: str, auth_headers: dict[str, str]
+) -> None:
+    raw = json.dumps({"name": f"kb-{uuid.uuid4().hex[:8]}"}).encode()
+    headers = _json_headers(auth_headers, **{"Transfer-Encoding": "chunked"})
+    response = exchange(small_caps_url, "POST", KB_PATH, headers, chunked([raw[:5], raw[5:]]))
+    assert response.status == 201, response.body
+
+
+def test_openai_routes_get_the_413_in_openai_shape(
+    small_caps_url: str, auth_headers: dict[str, str]
+) -> None:
+    headers = _json_headers(auth_headers, **{"Content-Length": str(10**9)})
+    response = exchange(small_caps_url, "POST", "/v1/chat/completions", headers, timeout_s=10.0)
+    assert response.status == 413
+    error: dict[str, Any] = response.json()["error"]
+    assert error["code"] == TOO_LARGE_CODE and error["type"] == "invalid_request_error"
+
+
+def test_text_field_over_the_limit_is_422(
+    small_caps_url: str, auth_headers: dict[str, str]
+) -> None:
+    raw = json.dumps({"name": "kb", "description": "y" * 51}).encode()
+    headers = _json_headers(auth_headers, **{"Content-Length": str(len(raw))})
+    response = exchange(small_caps_url, "POST", KB_PATH, headers, [raw])
+    assert response.status == 422, response.body
+    errors = response.json()["error"]["details"]["errors"]
+    assert [e["loc"] for e in errors] == [["body", "description"]]
