@@ -30,12 +30,14 @@ from api.routers import (
     system,
 )
 from api.state import AppState
+from graphrag.auth.rate_limit import RateLimiter
 from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
+from graphrag.llm.concurrency import interactive_limiter
 from graphrag.memory.graph_io import MemoryGraphIO
 from graphrag.memory.schema import ensure_memory_schema
 from graphrag.metrics import QueueDepthCollector, llm_metrics
@@ -71,7 +73,12 @@ def _open_state(settings: Settings) -> AppState:
         storage=FileStorage(settings.resolve(settings.storage_dir)),
         relay=relay,
         embedder=build_embedder(settings.embedding),
-        llm=LlmClient(settings.llm, metrics=llm_metrics(settings.metrics.llm_latency_buckets_s)),
+        llm=LlmClient(
+            settings.llm,
+            interactive_limiter(client, settings.llm),
+            llm_metrics(settings.metrics.llm_latency_buckets_s),
+        ),
+        rate_limiter=RateLimiter(client, settings.api),
         metrics=_scrape_registry(settings, client),
     )
 

@@ -19,7 +19,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from graphrag.errors import GraphragError
 from graphrag.faces.openai_schemas import openai_error
 
-__all__ = ["OPENAI_PREFIX", "error_response", "install_error_handlers", "openai_error_response"]
+__all__ = [
+    "OPENAI_PREFIX",
+    "error_response",
+    "graphrag_error_response",
+    "install_error_handlers",
+    "openai_error_response",
+]
 
 OPENAI_PREFIX = "/v1"
 
@@ -67,20 +73,33 @@ def openai_error_response(
     return JSONResponse(status_code=status, content=jsonable_encoder(body))
 
 
+def _is_openai(request: Request) -> bool:
+    path = request.url.path
+    return path == OPENAI_PREFIX or path.startswith(f"{OPENAI_PREFIX}/")
+
+
 def _respond(
     request: Request, status: int, code: str, message: str, details: Any = None
 ) -> JSONResponse:
-    path = request.url.path
-    if path == OPENAI_PREFIX or path.startswith(f"{OPENAI_PREFIX}/"):
+    if _is_openai(request):
         return openai_error_response(status, code, message, details)
     return error_response(status, code, message, details)
+
+
+def graphrag_error_response(exc: GraphragError, openai_shape: bool = False) -> JSONResponse:
+    """The envelope of `exc`, with `Retry-After` when the error says when to try again."""
+    respond = openai_error_response if openai_shape else error_response
+    response = respond(exc.http_status, exc.code, exc.message, exc.details)
+    if exc.retry_after_s is not None:
+        response.headers["Retry-After"] = str(exc.retry_after_s)
+    return response
 
 
 async def _graphrag_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GraphragError)
     if exc.http_status >= 500:
         log.warning("%s: %s", exc.code, exc.message)
-    return _respond(request, exc.http_status, exc.code, exc.message, exc.details)
+    return graphrag_error_response(exc, _is_openai(request))
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

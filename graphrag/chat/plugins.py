@@ -83,7 +83,10 @@ def understand_query(services: ChatServices, turn: ChatTurn) -> None:
     if not turn.graph_kb_ids:
         return
     try:
-        turn.entities = extract_query_entities(services.llm, question, services.settings.extraction)
+        settings = services.settings
+        turn.entities = extract_query_entities(
+            services.llm, question, settings.extraction, settings.chat.entity_max_tokens
+        )
     except LlmUnavailableError as exc:
         # The graph only adds to the other methods: without entity names it adds nothing.
         log.warning("entity extraction failed, graph search skipped: %s", exc.message)
