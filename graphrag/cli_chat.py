@@ -27,13 +27,12 @@ CLI_OWNER = "cli"
 
 
 def _services(settings: Settings) -> ChatServices:
+    limiter = interactive_limiter(redis.Redis.from_url(settings.redis.url), settings.llm)
     return ChatServices(
         settings=settings,
         sessions=make_session_factory(make_engine(settings)),
         embedder=build_embedder(settings.embedding),
-        llm=LlmClient(
-            settings.llm, interactive_limiter(redis.Redis.from_url(settings.redis.url), settings.llm)
-        ),
+        llm=LlmClient(settings.llm, limiter),
         graph=build_graph_store(settings),
     )
 

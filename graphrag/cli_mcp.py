@@ -39,13 +39,12 @@ def _face_services(settings: Settings) -> Iterator[FaceServices]:
     from workers.queue import CeleryTaskQueue
 
     engine = make_engine(settings)
+    limiter = interactive_limiter(redis.Redis.from_url(settings.redis.url), settings.llm)
     chat = ChatServices(
         settings=settings,
         sessions=make_session_factory(engine),
         embedder=build_embedder(settings.embedding),
-        llm=LlmClient(
-            settings.llm, interactive_limiter(redis.Redis.from_url(settings.redis.url), settings.llm)
-        ),
+        llm=LlmClient(settings.llm, limiter),
         graph=build_graph_store(settings),
     )
     relay = RelayLoop(chat.sessions, CeleryTaskQueue(create_celery(settings)), settings.outbox)

@@ -34,9 +34,7 @@ def _api(settings: Settings, limit: int, wait_s: float) -> FastAPI:
     llm = settings.llm.model_copy(update={"interactive_limit": limit, "interactive_wait_s": wait_s})
     previews = settings.previews.model_copy(update={"max_tokens": PREVIEW_MAX_TOKENS})
     chat = settings.chat.model_copy(update={"entity_max_tokens": ENTITY_MAX_TOKENS})
-    return create_app(
-        settings.model_copy(update={"llm": llm, "previews": previews, "chat": chat})
-    )
+    return create_app(settings.model_copy(update={"llm": llm, "previews": previews, "chat": chat}))
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,10 @@ def limited_urls(settings: Settings) -> Iterator[tuple[str, str]]:
         update={"rate_limit_requests": LIMIT, "rate_limit_window_s": WINDOW_S}
     )
     limited = settings.model_copy(update={"api": api})
-    with ThreadedServer(create_app(limited)) as first, ThreadedServer(create_app(limited)) as second:
+    with (
+        ThreadedServer(create_app(limited)) as first,
+        ThreadedServer(create_app(limited)) as second,
+    ):
         yield first, second
 
 

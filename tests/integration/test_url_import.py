@@ -60,9 +60,7 @@ def api(settings: Settings, sites: Sites, auth_headers: dict[str, str]) -> Itera
             "url_total_timeout_s": TOTAL_DEADLINE_S,
         }
     )
-    database = settings.database.model_copy(
-        update={"pool_size": POOL_SIZE, "pool_max_overflow": 0}
-    )
+    database = settings.database.model_copy(update={"pool_size": POOL_SIZE, "pool_max_overflow": 0})
     outbox = settings.outbox.model_copy(update={"relay_interval_s": 3600.0})
     app = create_app(
         settings.model_copy(
@@ -138,9 +136,7 @@ def test_a_trickling_site_meets_the_total_deadline(
     assert response.elapsed.total_seconds() < TOTAL_DEADLINE_S + 10
 
 
-def test_an_endless_body_is_cut_at_the_size_cap(
-    api: Api, kb: dict[str, Any], sites: Sites
-) -> None:
+def test_an_endless_body_is_cut_at_the_size_cap(api: Api, kb: dict[str, Any], sites: Sites) -> None:
     sites.public.routes["/endless"] = endless()
     response = _import(api, kb, f"{sites.public.url}/endless")
     assert _error_code(response, 413) == "file_too_large"

@@ -103,7 +103,9 @@ def test_schemes_and_unresolvable_hosts_are_bad_input() -> None:
 
 def test_rebinding_host_is_fetched_from_the_address_that_was_checked(site: FakeSite) -> None:
     # The first answer is the allowed site; every later one would be another loopback server.
-    with FakeSite({"/doc.txt": page(b"internal secret")}, host="127.0.0.2", port=site.port) as other:
+    with FakeSite(
+        {"/doc.txt": page(b"internal secret")}, host="127.0.0.2", port=site.port
+    ) as other:
         resolver = ScriptedResolver({"rebind.test": [["127.0.0.1"], ["127.0.0.2"]]})
         ingest = _ingest(url_allowed_private=[f"127.0.0.1:{site.port}"])
 
