@@ -4,11 +4,20 @@ host is checked, the connection goes to a checked address and to no second DNS a
 
 from __future__ import annotations
 
+import datetime
+import socket
+import ssl
+import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from graphrag.errors import (
     FileTooLargeError,
@@ -156,3 +165,59 @@ def test_an_oversized_body_is_cut_at_the_cap(site: FakeSite, declared: int | Non
     ingest = _ingest(url_allowed_private=[f"127.0.0.1:{site.port}"])
     with pytest.raises(FileTooLargeError):
         fetch_url(f"{site.url}/big", ingest, CAP)
+
+
+def _self_signed(directory: Path, host: str) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+def test_tls_to_a_pinned_address_names_the_host_and_verifies_it(tmp_path: Path) -> None:
+    """The connection goes to the checked IP, yet the TLS handshake sends the host name (SNI)
+    and the certificate is verified for it: a self-signed one is refused."""
+    cert, key = _self_signed(tmp_path, "rebind.test")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    names: list[str | None] = []
+    context.sni_callback = lambda _sock, name, _ctx: names.append(name)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+
+        def serve() -> None:
+            conn, _ = listener.accept()
+            try:
+                with context.wrap_socket(conn, server_side=True):
+                    pass
+            except OSError:
+                conn.close()  # the client refused the certificate
+
+        server = threading.Thread(target=serve, daemon=True)
+        server.start()
+        resolver = ScriptedResolver({"rebind.test": [["127.0.0.1"]]})
+        ingest = _ingest(url_allowed_private=[f"127.0.0.1:{port}"], url_total_timeout_s=10)
+        with pytest.raises(UrlFetchError, match="CERTIFICATE_VERIFY_FAILED"):
+            fetch_url(f"https://rebind.test:{port}/doc", ingest, CAP, resolver)
+        server.join(timeout=10)
+    assert names == ["rebind.test"]
