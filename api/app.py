@@ -31,12 +31,14 @@ from api.routers import (
     system,
 )
 from api.state import AppState
+from graphrag.auth.rate_limit import RateLimiter
 from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
+from graphrag.llm.concurrency import interactive_limiter
 from graphrag.memory.context import open_memory_context
 from graphrag.metrics import QueueDepthCollector, llm_metrics
 from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
@@ -69,7 +71,12 @@ def _open_state(settings: Settings) -> AppState:
         storage=FileStorage(settings.resolve(settings.storage_dir)),
         relay=relay,
         embedder=embedder,
-        llm=LlmClient(settings.llm, metrics=llm_metrics(settings.metrics.llm_latency_buckets_s)),
+        llm=LlmClient(
+            settings.llm,
+            interactive_limiter(client, settings.llm),
+            llm_metrics(settings.metrics.llm_latency_buckets_s),
+        ),
+        rate_limiter=RateLimiter(client, settings.api),
         metrics=_scrape_registry(settings, client),
         memory=open_memory_context(settings, sessions, driver, embedder),
     )

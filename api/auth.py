@@ -9,7 +9,7 @@ start if one does not:
 - `CallerDep`: any valid key, whatever its capabilities (the caller reading its own identity);
 - `PUBLIC`: open to anyone (liveness and the web console's static page only).
 A missing, malformed, unknown or revoked key is 401 `unauthorized`; a key without the needed
-capability is 403 `forbidden`.
+capability is 403 `forbidden`; a key over its request rate is 429 `rate_limited`.
 """
 
 from __future__ import annotations
@@ -60,7 +60,14 @@ def _state(request: Request) -> AppState:
 
 def principal_for(state: AppState, key: str | None, *, authorization_sent: bool) -> Principal:
     """The caller a bearer key stands for, or the default tenant when auth is off and no
-    `Authorization` header was sent; every face of the API authenticates through here."""
+    `Authorization` header was sent; every face of the API authenticates through here, and
+    each call counts one request against the key's rate limit (429 beyond it)."""
+    principal = _identify(state, key, authorization_sent=authorization_sent)
+    state.rate_limiter.hit(principal)
+    return principal
+
+
+def _identify(state: AppState, key: str | None, *, authorization_sent: bool) -> Principal:
     auth = state.settings.auth
     if key is None:
         if auth.required or authorization_sent:

@@ -23,6 +23,7 @@ __all__ = [
     "OPENAI_PREFIX",
     "error_for_path",
     "error_response",
+    "graphrag_error_response",
     "install_error_handlers",
     "openai_error_response",
 ]
@@ -73,11 +74,15 @@ def openai_error_response(
     return JSONResponse(status_code=status, content=jsonable_encoder(body))
 
 
+def _is_openai(path: str) -> bool:
+    return path == OPENAI_PREFIX or path.startswith(f"{OPENAI_PREFIX}/")
+
+
 def error_for_path(
     path: str, status: int, code: str, message: str, details: Any = None
 ) -> JSONResponse:
     """The error in the shape the route at `path` uses (OpenAI's under `/v1`, else ours)."""
-    if path == OPENAI_PREFIX or path.startswith(f"{OPENAI_PREFIX}/"):
+    if _is_openai(path):
         return openai_error_response(status, code, message, details)
     return error_response(status, code, message, details)
 
@@ -88,11 +93,20 @@ def _respond(
     return error_for_path(request.url.path, status, code, message, details)
 
 
+def graphrag_error_response(exc: GraphragError, openai_shape: bool = False) -> JSONResponse:
+    """The envelope of `exc`, with `Retry-After` when the error says when to try again."""
+    respond = openai_error_response if openai_shape else error_response
+    response = respond(exc.http_status, exc.code, exc.message, exc.details)
+    if exc.retry_after_s is not None:
+        response.headers["Retry-After"] = str(exc.retry_after_s)
+    return response
+
+
 async def _graphrag_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GraphragError)
     if exc.http_status >= 500:
         log.warning("%s: %s", exc.code, exc.message)
-    return _respond(request, exc.http_status, exc.code, exc.message, exc.details)
+    return graphrag_error_response(exc, _is_openai(request.url.path))
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

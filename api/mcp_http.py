@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from api.auth import principal_for
-from api.errors import error_response
+from api.errors import error_response, graphrag_error_response
 from api.mcp_server import McpContext, build_mcp_server
 from api.state import AppState
 from graphrag.auth.models import Principal
@@ -112,7 +112,7 @@ class McpHttp:
         try:
             principal = await run_in_threadpool(_authenticate, state, request)
         except GraphragError as exc:
-            response = error_response(exc.http_status, exc.code, exc.message, exc.details)
+            response = graphrag_error_response(exc)
             if isinstance(exc, UnauthorizedError):
                 response.headers["WWW-Authenticate"] = "Bearer"
             await response(scope, receive, send)

@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from graphrag.auth.rate_limit import RateLimiter
 from graphrag.chat.turn import ChatServices
 from graphrag.faces.services import FaceServices
 from graphrag.graph.store import GraphStore
@@ -34,7 +35,8 @@ class AppState:
     storage: FileStorage
     relay: RelayLoop  # kicked after a commit that wrote outbox rows
     embedder: Embedder
-    llm: LlmClient  # interactive calls (chat, previews): no background slot
+    llm: LlmClient  # interactive calls (chat, previews): the interactive slots
+    rate_limiter: RateLimiter  # requests per API key, checked after authentication
     metrics: CollectorRegistry  # series read at scrape time (queue depths), beside the default
     memory: MemoryContext | None  # built once by `open_memory_context`; None without Neo4j
 

@@ -42,7 +42,10 @@ class FakeEntityLlm(LlmClient):
         self.names: list[str] = []
 
     def complete(
-        self, messages: list[ChatMessage], response_format: dict[str, Any] | None = None
+        self,
+        messages: list[ChatMessage],
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
     ) -> LlmReply:
         return LlmReply(json.dumps(self.names), _STOP)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import redis
 from rich.console import Console
 from rich.table import Table
 
@@ -14,6 +15,7 @@ from graphrag.errors import NotFoundError
 from graphrag.graph.factory import build_graph_store
 from graphrag.ingest.batch import find_kb_by_name
 from graphrag.llm.client import LlmClient
+from graphrag.llm.concurrency import interactive_limiter
 from graphrag.search.embeddings import build_embedder
 from graphrag.search.models import GraphContribution
 from graphrag.settings import Settings
@@ -25,11 +27,12 @@ CLI_OWNER = "cli"
 
 
 def _services(settings: Settings) -> ChatServices:
+    limiter = interactive_limiter(redis.Redis.from_url(settings.redis.url), settings.llm)
     return ChatServices(
         settings=settings,
         sessions=make_session_factory(make_engine(settings)),
         embedder=build_embedder(settings.embedding),
-        llm=LlmClient(settings.llm),
+        llm=LlmClient(settings.llm, limiter),
         graph=build_graph_store(settings),
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import redis
 from rich.console import Console
 
 from graphrag.auth.keys import verify_key
@@ -23,6 +24,7 @@ from graphrag.graph.factory import build_graph_store
 from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
+from graphrag.llm.concurrency import interactive_limiter
 from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
 from graphrag.settings import Settings
 
@@ -36,11 +38,12 @@ def _face_services(settings: Settings) -> Iterator[FaceServices]:
     from workers.queue import sender_queue
 
     engine = make_engine(settings)
+    limiter = interactive_limiter(redis.Redis.from_url(settings.redis.url), settings.llm)
     chat = ChatServices(
         settings=settings,
         sessions=make_session_factory(engine),
         embedder=build_embedder(settings.embedding),
-        llm=LlmClient(settings.llm),
+        llm=LlmClient(settings.llm, limiter),
         graph=build_graph_store(settings),
     )
     relay = RelayLoop(chat.sessions, sender_queue(settings), settings.outbox)

@@ -7,16 +7,21 @@ GraphragError
 │   ├── DuplicateDocumentError   409 duplicate_document
 │   └── GraphNotEnabledForKbError 409 kb_graph_disabled
 ├── InvalidInputError        422 invalid_input
-│   └── EmptyFileError           422 empty_file
+│   ├── EmptyFileError           422 empty_file
+│   ├── UrlTargetRefusedError    422 url_target_refused (a private, loopback or reserved address)
+│   └── UrlFetchError            422 url_fetch_failed (the site failed, answered 4xx/5xx, looped)
+│       └── UrlFetchTimeoutError     422 url_fetch_timeout (the fetch's total deadline passed)
 ├── FileTooLargeError        413 file_too_large
 ├── UnsupportedMediaError    415 unsupported_media_type
 ├── ForbiddenError           403 forbidden
+├── RateLimitedError         429 rate_limited (with Retry-After)
 ├── UnauthorizedError        401 unauthorized
 ├── GraphDisabledError       503 graph_disabled
 ├── ServiceUnavailableError  503 service_unavailable
 │   ├── BrokerUnavailableError   503 broker_unavailable (the relay keeps the rows for later)
 │   ├── GraphStoreError          503 graph_store_error
 │   └── LlmUnavailableError      503 llm_unavailable
+│       └── LlmBusyError             503 llm_busy (no LLM slot freed in time; with Retry-After)
 ├── EmbeddingError           502 embedding_failed (model missing or mismatched, server error)
 ├── LlmRequestError          502 llm_request_rejected (the LLM refused the request: 4xx)
 ├── GraphDataError           500 graph_data_rejected (Neo4j refused the data: not worth a retry)
@@ -50,6 +55,7 @@ __all__ = [
     "GraphStoreError",
     "GraphragError",
     "InvalidInputError",
+    "LlmBusyError",
     "LlmRequestError",
     "LlmUnavailableError",
     "NotFoundError",
@@ -57,10 +63,14 @@ __all__ = [
     "PromptError",
     "PromptRenderError",
     "PromptTemplateError",
+    "RateLimitedError",
     "ServiceUnavailableError",
     "UnauthorizedError",
     "UnknownModelError",
     "UnsupportedMediaError",
+    "UrlFetchError",
+    "UrlFetchTimeoutError",
+    "UrlTargetRefusedError",
 ]
 
 
@@ -69,6 +79,8 @@ class GraphragError(Exception):
 
     code: ClassVar[str] = "internal_error"
     http_status: ClassVar[int] = 500
+    # Seconds after which the same request may succeed (sent as Retry-After); None: unknown.
+    retry_after_s: int | None = None
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -111,6 +123,24 @@ class EmptyFileError(InvalidInputError):
     code = "empty_file"
 
 
+class UrlTargetRefusedError(InvalidInputError):
+    """A URL to import (or a redirect) leads to an address the server must not reach."""
+
+    code = "url_target_refused"
+
+
+class UrlFetchError(InvalidInputError):
+    """The URL could not be fetched: connection refused, an HTTP error, too many redirects."""
+
+    code = "url_fetch_failed"
+
+
+class UrlFetchTimeoutError(UrlFetchError):
+    """The fetch, redirects included, did not end within its total deadline."""
+
+    code = "url_fetch_timeout"
+
+
 class FileTooLargeError(GraphragError):
     code = "file_too_large"
     http_status = 413
@@ -129,6 +159,18 @@ class UnauthorizedError(GraphragError):
 class ForbiddenError(GraphragError):
     code = "forbidden"
     http_status = 403
+
+
+class RateLimitedError(GraphragError):
+    """The API key sent more requests than its window allows; `retry_after_s` says when the
+    window ends."""
+
+    code = "rate_limited"
+    http_status = 429
+
+    def __init__(self, message: str, retry_after_s: int, **details: Any) -> None:
+        super().__init__(message, retry_after_s=retry_after_s, **details)
+        self.retry_after_s = retry_after_s
 
 
 class GraphDisabledError(GraphragError):
@@ -197,6 +239,16 @@ class LlmUnavailableError(ServiceUnavailableError):
     """The LLM server failed (connection, timeout, 5xx, broken body): worth a later retry."""
 
     code = "llm_unavailable"
+
+
+class LlmBusyError(LlmUnavailableError):
+    """Every LLM slot of its kind stayed taken for the whole wait: try again shortly."""
+
+    code = "llm_busy"
+
+    def __init__(self, message: str, retry_after_s: int = 1, **details: Any) -> None:
+        super().__init__(message, **details)
+        self.retry_after_s = retry_after_s
 
 
 class ParseError(GraphragError):

@@ -7,6 +7,7 @@ Environment names are the section and the field joined by one underscore, split 
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -40,12 +41,14 @@ __all__ = [
     "MemorySettings",
     "MetricsSettings",
     "Neo4jSettings",
+    "NetworkPort",
     "OutboxSettings",
     "PreviewSettings",
     "RedisSettings",
     "SearchSettings",
     "Settings",
     "get_settings",
+    "parse_network_port",
     "project_root",
 ]
 
@@ -55,6 +58,30 @@ CONFIG_ENV = "GRAPHRAG_CONFIG"
 def project_root() -> Path:
     """The checkout's root: relative paths in the settings resolve against it."""
     return Path(__file__).resolve().parent.parent
+
+
+# An address block and, optionally, the one port allowed on it.
+NetworkPort = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, int | None]
+_MAX_PORT = 65535
+
+
+def parse_network_port(entry: str) -> NetworkPort:
+    """`10.0.0.0/8`, `127.0.0.1:8080`, `[::1]:8080` or `fd00::/8` as (network, port or None)."""
+    host, port = entry.strip(), ""
+    if host.startswith("["):
+        host, _, rest = host[1:].partition("]")
+        if rest and not rest.startswith(":"):
+            raise ValueError(f"not an address[:port]: {entry!r}")
+        port = rest[1:]
+    elif host.count(":") == 1:
+        host, port = host.split(":")
+    network = ipaddress.ip_network(host, strict=False)
+    if not port:
+        return network, None
+    number = int(port)
+    if not 0 < number <= _MAX_PORT:
+        raise ValueError(f"not a port: {port!r}")
+    return network, number
 
 
 class ApiSettings(_Section):
@@ -80,6 +107,9 @@ class ApiSettings(_Section):
     @property
     def multipart_slack_bytes(self) -> int:
         return self.multipart_slack_kb * 1024
+
+    rate_limit_requests: int = Field(ge=0, description="requests per key per window; 0: no limit")
+    rate_limit_window_s: int = Field(gt=0)
 
 
 class DatabaseSettings(_Section):
@@ -143,6 +173,9 @@ class LlmSettings(_Section):
     concurrency_wait_s: float
     concurrency_poll_s: float = Field(gt=0.0)
     props_timeout_s: float = Field(gt=0.0)
+    interactive_limit: int = Field(gt=0, description="interactive calls at once per model")
+    interactive_wait_s: float = Field(gt=0.0)
+    interactive_lease_s: int = Field(gt=0)
 
 
 class EmbeddingSettings(_Section):
@@ -168,8 +201,12 @@ class IngestSettings(_Section):
     scanned_image_coverage: float
     min_image_side_px: int
     url_allow_private: bool
-    url_timeout_s: float
-    url_max_redirects: int
+    url_allowed_private: list[str] = Field(
+        description="non-public address[:port] blocks a URL import may reach"
+    )
+    url_timeout_s: float = Field(gt=0.0)
+    url_total_timeout_s: float = Field(gt=0.0)
+    url_max_redirects: int = Field(ge=0)
     stuck_after_s: int
     reconcile_interval_s: int
     vision_model: str | None
@@ -193,6 +230,13 @@ class IngestSettings(_Section):
     chunk_size_max: int = Field(gt=1)
     max_separators: int = Field(gt=0)
     max_separator_chars: int = Field(gt=0)
+
+    @field_validator("url_allowed_private")
+    @classmethod
+    def _valid_targets(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            parse_network_port(entry)
+        return entries
 
 
 class CelerySettings(_Section):
@@ -315,6 +359,7 @@ class ChatSettings(_Section):
     max_kbs: int
     context_max_chars: int
     answer_max_tokens: int
+    entity_max_tokens: int = Field(gt=0)
     reference_excerpt_chars: int
     agent_max_steps: int = Field(ge=1)
     agent_max_reflections: int = Field(ge=0)
@@ -337,6 +382,7 @@ class PreviewSettings(_Section):
 
     max_text_chars: int = Field(gt=0)
     max_suggested_tags: int = Field(gt=0)
+    max_tokens: int = Field(gt=0)
 
 
 class FacesSettings(_Section):

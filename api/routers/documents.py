@@ -7,10 +7,19 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, File, Query, Request, UploadFile, status
 
-from api.deps import PageParams, RelayDep, SessionDep, SettingsDep, StorageDep, TenantDep
+from api.deps import (
+    AppStateDep,
+    PageParams,
+    RelayDep,
+    SessionDep,
+    SettingsDep,
+    StorageDep,
+    TenantDep,
+)
 from api.dispatch import commit_with_task
 from api.uploads import read_capped
 from graphrag.db import outbox
+from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.pages import Page
 from graphrag.errors import FileTooLargeError, GraphragError, InvalidInputError
@@ -117,17 +126,22 @@ def upload_files(
 def import_url(
     kb_id: uuid.UUID,
     body: UrlImport,
-    session: SessionDep,
-    settings: SettingsDep,
+    state: AppStateDep,
     storage: StorageDep,
     relay: RelayDep,
     tenant: TenantDep,
 ) -> KnowledgePublic:
-    """Fetch a public http(s) page or file and add it like an upload."""
-    get_kb_row(session, tenant, kb_id)  # 404 before fetching anything for another tenant's base
-    new = fetch_url(str(body.url), settings)
-    doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-    return _enqueue_new(session, relay, doc)
+    """Fetch a public http(s) page or file and add it like an upload.
+
+    The fetch holds no database connection: a slow site must not take one from the pool.
+    """
+    settings = state.settings
+    with session_scope(state.sessions) as session:
+        get_kb_row(session, tenant, kb_id)  # 404 before fetching anything for another tenant
+    new = fetch_url(str(body.url), settings.ingest, settings.max_file_size_bytes)
+    with session_scope(state.sessions) as session:
+        doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
+        return _enqueue_new(session, relay, doc)
 
 
 @router.post("/knowledge-bases/{kb_id}/knowledge/text", status_code=status.HTTP_202_ACCEPTED)

@@ -1,7 +1,8 @@
 """Admin previews for setting up extraction: try labels on a text, get a sample text or labels.
 
-All need the `manage_models` capability and call the LLM once; a failing model is 503
-`llm_unavailable`.
+All need the `manage_models` capability and call the LLM once, through the interactive slots
+and with at most `previews.max_tokens`; a failing model is 503 `llm_unavailable`, no free slot
+in time 503 `llm_busy` with Retry-After.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
     401: _error("missing, unknown or revoked API key", "unauthorized"),
     403: _error("the key lacks the manage_models capability", "forbidden"),
     422: _error("the text has 5001 characters; the limit is 5000 characters", "invalid_input"),
-    503: _error("the LLM server failed", "llm_unavailable"),
+    503: _error("the LLM server failed (llm_busy: no interactive slot in time)", "llm_unavailable"),
 }
 
 

@@ -89,8 +89,13 @@ def understand_query(services: ChatServices, turn: ChatTurn) -> None:
     if not turn.graph_kb_ids:
         return
     try:
+        settings = services.settings
         turn.entities = extract_query_entities(
-            services.llm, question, services.settings.extraction, turn.usage
+            services.llm,
+            question,
+            settings.extraction,
+            settings.chat.entity_max_tokens,
+            turn.usage,
         )
     except LlmUnavailableError as exc:
         # The graph only adds to the other methods: without entity names it adds nothing.

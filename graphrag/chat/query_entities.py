@@ -47,12 +47,18 @@ def parse_entity_list(answer: str, max_name_chars: int) -> list[str]:
 
 
 def extract_query_entities(
-    llm: LlmClient, question: str, settings: ExtractionSettings, usage: TurnUsage | None = None
+    llm: LlmClient,
+    question: str,
+    settings: ExtractionSettings,
+    max_tokens: int,
+    usage: TurnUsage | None = None,
 ) -> list[str]:
     """The entity names of `question`, in the order the model gave them (the call's tokens
-    added to `usage`)."""
+    added to `usage`); the answer is cut at `max_tokens` (a list of names is short: a runaway
+    answer must not hold a slot for long)."""
     prompt = load_prompt(EXTRACT_ENTITY_PROMPT, settings.prompt_templates_dir)
-    reply = llm.complete(prompt.render(question=question).messages(), _LIST_SCHEMA)
+    messages = prompt.render(question=question).messages()
+    reply = llm.complete(messages, _LIST_SCHEMA, max_tokens=max_tokens)
     if usage is not None:
         usage.add_reply(reply)
     names = parse_entity_list(reply.content, settings.max_name_chars)

@@ -8,8 +8,8 @@
 - `suggest_tags`: the model proposes relation labels for a text (`fabri_tag.yaml`); its JSON
   list is read tolerantly (fences, reasoning, an object wrapping the list, bullets).
 
-Texts are limited in characters (code points), not bytes. The model being down or failing is
-`LlmUnavailableError`.
+Texts are limited in characters (code points), not bytes; every answer is cut at
+`previews.max_tokens`. The model being down or failing is `LlmUnavailableError`.
 """
 
 from __future__ import annotations
@@ -64,7 +64,10 @@ class CompletionModel(Protocol):
     """The one call the previews make: a chat completion, optionally JSON-constrained."""
 
     def complete(
-        self, messages: list[ChatMessage], response_format: dict[str, Any] | None = None
+        self,
+        messages: list[ChatMessage],
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
     ) -> LlmReply: ...
 
 
@@ -161,7 +164,7 @@ def preview_relations(
     strict = extraction.model_copy(update={"keep_relations_outside_tags": False})
     config = ExtractConfig(enabled=True, tags=tags)
     request = build_extraction_request(config, text, strict)
-    reply = llm.complete(request.messages, request.response_format)
+    reply = llm.complete(request.messages, request.response_format, limits.max_tokens)
     outcome = parse_graph_output(reply.content, ParseOptions.from_settings(strict, tags))
     return ExtractionPreview(
         nodes=[PreviewNode(name=n.name, attributes=n.attributes) for n in outcome.data.nodes],
@@ -181,7 +184,7 @@ def write_sample_text(
     tags = _checked_tags(body.tags, extraction)
     template = load_prompt(SAMPLE_TEXT_PROMPT, extraction.prompt_templates_dir)
     listed = "\n".join(f"- {tag}" for tag in tags) or template.render_fragment("no_tags")
-    reply = llm.complete(template.render(tags=listed).messages())
+    reply = llm.complete(template.render(tags=listed).messages(), max_tokens=limits.max_tokens)
     text = _strip_reasoning(reply.content).strip()
     if not text:
         raise LlmUnavailableError("the model returned no text; try again")
@@ -197,7 +200,7 @@ def suggest_tags(
     """Relation labels the model proposes for `body.text` (possibly none)."""
     text = _checked_text(body.text, limits)
     template = load_prompt(SUGGEST_TAGS_PROMPT, extraction.prompt_templates_dir)
-    reply = llm.complete(template.render(text=text).messages())
+    reply = llm.complete(template.render(text=text).messages(), max_tokens=limits.max_tokens)
     labels = parse_tag_list(reply.content, limits.max_suggested_tags, extraction.max_name_chars)
     return TagSuggestions(tags=labels)
 

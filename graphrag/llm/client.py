@@ -129,8 +129,9 @@ def _fold_system(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class LlmClient:
-    """Chat completions with the extraction call's fixed options (temperature, max tokens,
-    thinking off), behind an optional shared concurrency limit."""
+    """Chat completions with fixed options (temperature, max tokens, thinking off), every call
+    behind the process's shared concurrency limit if it has one: the background slots in a
+    worker, the interactive slots in the API and the CLI."""
 
     def __init__(
         self,
@@ -164,7 +165,7 @@ class LlmClient:
         max_tokens: int | None = None,
         usage: TokenUsage | None = None,
     ) -> Iterator[str]:
-        """Text deltas of a streamed completion (interactive: no background slot is taken).
+        """Text deltas of a streamed completion; the slot is held until the stream ends.
 
         With `usage`, the server is asked for its token counts, written there if it sends them
         (servers that do not know the option ignore it).
@@ -172,6 +173,16 @@ class LlmClient:
         options: dict[str, Any] = {}
         if usage is not None:
             options["stream_options"] = {"include_usage": True}
+        with self._slot():
+            yield from self._stream(messages, max_tokens, usage, options)
+
+    def _stream(
+        self,
+        messages: list[ChatMessage],
+        max_tokens: int | None,
+        usage: TokenUsage | None,
+        options: dict[str, Any],
+    ) -> Iterator[str]:
         try:
             chunks = self._client.chat.completions.create(
                 model=self.settings.model,
@@ -192,9 +203,13 @@ class LlmClient:
             raise LlmUnavailableError(f"LLM call failed: {exc}", model=self.settings.model) from exc
 
     def complete(
-        self, messages: list[ChatMessage], response_format: dict[str, Any] | None = None
+        self,
+        messages: list[ChatMessage],
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
     ) -> LlmReply:
-        """One non-streamed completion; transport and server faults raise LlmUnavailableError."""
+        """One non-streamed completion of at most `max_tokens` (default: `llm.max_tokens`);
+        transport and server faults raise LlmUnavailableError."""
         extra: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}
         if response_format is not None and self.settings.json_schema:
             extra["response_format"] = response_format
@@ -204,7 +219,7 @@ class LlmClient:
                     model=self.settings.model,
                     messages=self._wire(messages),  # type: ignore[arg-type]  # plain role dicts
                     temperature=self.settings.temperature,
-                    max_tokens=self.settings.max_tokens,
+                    max_tokens=max_tokens or self.settings.max_tokens,
                     extra_body=extra,
                 )
             except _TRANSIENT as exc:
@@ -260,22 +275,25 @@ class LlmClient:
     ) -> ToolReply:
         """One interactive completion offering `tools` (none: a plain answer is asked for).
 
-        No background slot is taken: a person is waiting. Native tool calls come back parsed
-        into name and raw arguments; calls written in the text are the caller's to read.
+        Native tool calls come back parsed into name and raw arguments; calls written in the
+        text are the caller's to read.
         """
         extra: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}
         if tools:
             extra["tools"] = tools
-        try:
-            completion = self._client.chat.completions.create(
-                model=self.settings.model,
-                messages=self._wire(messages),  # type: ignore[arg-type]  # plain role dicts
-                temperature=self.settings.temperature,
-                max_tokens=max_tokens,
-                extra_body=extra,
-            )
-        except _TRANSIENT as exc:
-            raise LlmUnavailableError(f"LLM call failed: {exc}", model=self.settings.model) from exc
+        with self._slot():
+            try:
+                completion = self._client.chat.completions.create(
+                    model=self.settings.model,
+                    messages=self._wire(messages),  # type: ignore[arg-type]  # plain role dicts
+                    temperature=self.settings.temperature,
+                    max_tokens=max_tokens,
+                    extra_body=extra,
+                )
+            except _TRANSIENT as exc:
+                raise LlmUnavailableError(
+                    f"LLM call failed: {exc}", model=self.settings.model
+                ) from exc
         if not completion.choices:
             raise LlmUnavailableError("LLM answered without a choice", model=self.settings.model)
         choice = completion.choices[0]

@@ -1,18 +1,27 @@
-"""A counting semaphore in Redis with leases: at most N background LLM calls per model, across
-every worker process; a holder that dies frees its slot when its lease runs out."""
+"""Counting semaphores in Redis with leases: at most N LLM calls of one kind per model, across
+every process; a holder that dies frees its slot when its lease runs out.
+
+Two kinds never share slots: background calls (graph and memory extraction, in the workers)
+and interactive calls (chat answers, question entities, agent steps, previews, in the API and
+the CLI). Each kind has its own bound, so a burst of chats cannot take the workers' slots nor
+pile unbounded requests onto the LLM server, and a waiting person gets a clear 503 in time.
+"""
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
 import redis
 
-from graphrag.errors import ServiceUnavailableError
+from graphrag.errors import LlmBusyError, ServiceUnavailableError
+from graphrag.settings import LlmSettings
 
-__all__ = ["LeaseSemaphore"]
+__all__ = ["LeaseSemaphore", "interactive_limiter", "interactive_slots_key"]
 
 # Drop expired leases, then take a slot if one is free. Atomic, so two workers never both take
 # the last slot.
@@ -39,6 +48,7 @@ class LeaseSemaphore:
         lease_s: int,
         wait_s: float,
         poll_s: float = _POLL_S,
+        interactive: bool = False,
     ) -> None:
         self.client = client
         self.key = key
@@ -46,6 +56,7 @@ class LeaseSemaphore:
         self.lease_s = lease_s
         self.wait_s = wait_s
         self.poll_s = poll_s
+        self.interactive = interactive
         self._acquire = client.register_script(_ACQUIRE)
 
     def try_acquire(self, token: str) -> bool:
@@ -61,6 +72,16 @@ class LeaseSemaphore:
         """Slots held now (expired leases not counted)."""
         return int(self.client.zcount(self.key, time.time(), "+inf"))
 
+    def _busy(self) -> NoReturn:
+        if self.interactive:
+            # A person is waiting: a stable code, and when to try again.
+            raise LlmBusyError(
+                "every interactive LLM slot is busy; try again shortly",
+                retry_after_s=max(1, math.ceil(self.wait_s)),
+                limit=self.limit,
+            )
+        raise ServiceUnavailableError("no free LLM slot", key=self.key, limit=self.limit)
+
     @contextmanager
     def slot(self) -> Iterator[None]:
         """Wait for a free slot (up to `wait_s`), hold it for the block, then give it back."""
@@ -68,9 +89,27 @@ class LeaseSemaphore:
         deadline = time.monotonic() + self.wait_s
         while not self.try_acquire(token):
             if time.monotonic() > deadline:
-                raise ServiceUnavailableError("no free LLM slot", key=self.key, limit=self.limit)
+                self._busy()
             time.sleep(self.poll_s)
         try:
             yield
         finally:
             self.release(token)
+
+
+def interactive_slots_key(settings: LlmSettings) -> str:
+    """The Redis key of the interactive calls' slots of the configured model."""
+    return f"graphrag:llm-interactive:{settings.model}"
+
+
+def interactive_limiter(client: redis.Redis[bytes], settings: LlmSettings) -> LeaseSemaphore:
+    """The semaphore every interactive LLM call of this model takes, in every process."""
+    return LeaseSemaphore(
+        client,
+        interactive_slots_key(settings),
+        settings.interactive_limit,
+        settings.interactive_lease_s,
+        settings.interactive_wait_s,
+        settings.concurrency_poll_s,
+        interactive=True,
+    )
