@@ -11,6 +11,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
@@ -158,7 +159,8 @@ class IngestSettings(_Section):
     stuck_after_s: int
     reconcile_interval_s: int
     vision_model: str | None
-    file_name_max_chars: int
+    file_name_max_chars: int = Field(gt=0)
+    file_name_max_bytes: int = Field(gt=0, le=255, description="UTF-8 bytes of a stored file name")
     ocr_max_pixels: int
     ocr_max_images_per_page: int
     max_control_char_ratio: float
@@ -314,6 +316,9 @@ class AuthSettings(_Section):
     key_secret_bytes: int = Field(ge=16)
     key_prefix_bytes: int = Field(ge=2, le=16)
     max_key_chars: int = Field(gt=0)
+    default_passwords: list[str] = Field(
+        description="shipped or well-known passwords that production refuses for its services"
+    )
 
 
 class PreviewSettings(_Section):
@@ -401,13 +406,29 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _secure_in_production(self) -> Settings:
-        # Like default passwords, an open API or an unkeyed hash is only fine on a dev machine.
+        # Default passwords, an open API or an unkeyed hash are only fine on a dev machine.
         if self.environment == "production":
             if not self.auth.required:
                 raise ValueError("auth.required must be true in production")
             if not self.auth.pepper.get_secret_value():
                 raise ValueError("auth.pepper (AUTH_PEPPER) must be set in production")
+            self._refuse_default_passwords()
         return self
+
+    def _refuse_default_passwords(self) -> None:
+        refused = set(self.auth.default_passwords)
+        neo4j_password = self.neo4j.password.get_secret_value()
+        if self.neo4j.enable and (not neo4j_password or neo4j_password in refused):
+            raise ValueError(
+                "neo4j.password (NEO4J_PASSWORD) is empty or a shipped default; "
+                "production needs a password of its own"
+            )
+        database_password = _url_password(self.database.url)
+        if database_password is not None and database_password in refused:
+            raise ValueError(
+                "the PostgreSQL password in database.url (DATABASE_URL) is a shipped default; "
+                "production needs a password of its own"
+            )
 
     def resolve(self, path: Path) -> Path:
         """An absolute path for a setting that may be relative to the project root."""
@@ -416,6 +437,14 @@ class Settings(BaseSettings):
     @property
     def max_file_size_bytes(self) -> int:
         return self.max_file_size_mb * 1024 * 1024
+
+
+def _url_password(url: str | None) -> str | None:
+    """The password of a database URL (percent-decoded), or None when it holds none."""
+    if not url:
+        return None
+    password = urlsplit(url).password
+    return unquote(password) if password is not None else None
 
 
 @lru_cache(maxsize=1)

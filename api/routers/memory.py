@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response, status
 
-from api.auth import ReaderTenantDep
+from api.auth import PrincipalDep, ReaderTenantDep
 from api.deps import AppStateDep, PageParams, RelayDep, SessionDep, SettingsDep, TenantDep
 from api.dispatch import commit_with_task
 from graphrag.chat.sessions import get_session_row
@@ -30,8 +30,12 @@ Pages = Annotated[PageParams, Depends()]
 OwnerQuery = Annotated[str | None, Query(description="whose memory; the default owner if unset")]
 
 
-def get_memory(state: AppStateDep) -> MemoryContext:
-    """The memory over the process's services; its archive needs Neo4j."""
+def get_memory(state: AppStateDep, _caller: PrincipalDep) -> MemoryContext:
+    """The memory over the process's services; its archive needs Neo4j.
+
+    It depends on the caller so that authentication always comes first: a request without a
+    valid key is 401 whether the memory is on or not, and the 503 is told to callers only.
+    """
     ctx = state.memory_context()
     if ctx is None:
         raise GraphDisabledError("the archival memory needs Neo4j (NEO4J_ENABLE=true)")
