@@ -11,6 +11,7 @@ GraphragError
 ├── FileTooLargeError        413 file_too_large
 ├── UnsupportedMediaError    415 unsupported_media_type
 ├── ForbiddenError           403 forbidden
+│   └── OwnerForbiddenError      403 owner_forbidden (a key asked for another memory owner)
 ├── UnauthorizedError        401 unauthorized
 ├── GraphDisabledError       503 graph_disabled
 ├── ServiceUnavailableError  503 service_unavailable
@@ -53,6 +54,7 @@ __all__ = [
     "LlmRequestError",
     "LlmUnavailableError",
     "NotFoundError",
+    "OwnerForbiddenError",
     "ParseError",
     "PromptError",
     "PromptRenderError",
@@ -129,6 +131,12 @@ class UnauthorizedError(GraphragError):
 class ForbiddenError(GraphragError):
     code = "forbidden"
     http_status = 403
+
+
+class OwnerForbiddenError(ForbiddenError):
+    """A key without `admin` asked to act for a memory owner other than its own."""
+
+    code = "owner_forbidden"
 
 
 class GraphDisabledError(GraphragError):

@@ -298,7 +298,10 @@ class ChatSettings(_Section):
     top_k: int
     passage_join_max_overlap: int = Field(ge=0)
     max_query_chars: int
-    max_kbs: int
+    max_kbs: int = Field(gt=0, description="bases of a chat scope or a session's kb_ids")
+    max_knowledge_ids: int = Field(gt=0, description="entries of a chat request's knowledge_ids")
+    messages_page_size: int = Field(gt=0, description="a session's messages read by default")
+    max_messages_page_size: int = Field(gt=0, description="a session's messages read at most")
     context_max_chars: int
     answer_max_tokens: int
     reference_excerpt_chars: int

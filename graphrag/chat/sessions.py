@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from graphrag.chat.schemas import (
@@ -14,9 +14,12 @@ from graphrag.chat.schemas import (
     SessionUpdate,
     SessionWithMessages,
 )
-from graphrag.db.models import ChatSession
-from graphrag.errors import NotFoundError
+from graphrag.chat.turn import MemoryPort
+from graphrag.db.models import ChatSession, Message
+from graphrag.errors import InvalidInputError, NotFoundError
+from graphrag.ingest.schemas import Page
 from graphrag.kb.service import get_kb_row
+from graphrag.settings import ChatSettings
 
 __all__ = [
     "create_session",
@@ -37,14 +40,21 @@ def get_session_row(session: Session, tenant_id: uuid.UUID, session_id: uuid.UUI
     return row
 
 
-def create_session(session: Session, tenant_id: uuid.UUID, data: SessionCreate) -> SessionPublic:
-    """A new session; its knowledge bases must be the tenant's own."""
-    for kb_id in data.kb_ids:
+def create_session(
+    session: Session, tenant_id: uuid.UUID, owner: str, data: SessionCreate, chat: ChatSettings
+) -> SessionPublic:
+    """A new session of the memory `owner` (the caller resolved it from `data.owner` and its
+    key); its knowledge bases, at most `chat.max_kbs`, must be the tenant's own."""
+    if len(data.kb_ids) > chat.max_kbs:
+        raise InvalidInputError(
+            f"a session may name at most {chat.max_kbs} knowledge bases", kb_ids=len(data.kb_ids)
+        )
+    for kb_id in dict.fromkeys(data.kb_ids):
         get_kb_row(session, tenant_id, kb_id)
     row = ChatSession(
         id=uuid.uuid4(),
         tenant_id=tenant_id,
-        owner=data.owner,
+        owner=owner,
         title=data.title,
         kb_ids=[str(k) for k in data.kb_ids],
     )
@@ -54,22 +64,49 @@ def create_session(session: Session, tenant_id: uuid.UUID, data: SessionCreate) 
     return SessionPublic.model_validate(row)
 
 
-def list_sessions(session: Session, tenant_id: uuid.UUID) -> list[SessionPublic]:
+def list_sessions(
+    session: Session, tenant_id: uuid.UUID, *, page: int, page_size: int
+) -> Page[SessionPublic]:
+    """A page of the tenant's sessions, most recently active first."""
+    where = ChatSession.tenant_id == tenant_id
+    total = session.execute(select(func.count()).select_from(ChatSession).where(where)).scalar_one()
     rows = session.execute(
         select(ChatSession)
-        .where(ChatSession.tenant_id == tenant_id)
+        .where(where)
         .order_by(ChatSession.updated_at.desc(), ChatSession.id)
+        .offset((page - 1) * page_size)
+        .limit(page_size)
     ).scalars()
-    return [SessionPublic.model_validate(r) for r in rows]
+    return Page(
+        items=[SessionPublic.model_validate(r) for r in rows],
+        total=total,
+        page=page,
+        page_size=page_size,
+    )
 
 
 def get_session(
-    session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID
+    session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID, *, page: int, page_size: int
 ) -> SessionWithMessages:
+    """The session with one page of its messages, oldest first, and how many it holds."""
     row = get_session_row(session, tenant_id, session_id)
     public = SessionPublic.model_validate(row)
-    messages = [MessagePublic.model_validate(m) for m in row.messages]
-    return SessionWithMessages(**public.model_dump(), messages=messages)
+    where = Message.session_id == row.id
+    total = session.execute(select(func.count()).select_from(Message).where(where)).scalar_one()
+    messages = session.execute(
+        select(Message)
+        .where(where)
+        .order_by(Message.created_at, Message.id)
+        .offset((page - 1) * page_size)
+        .limit(page_size)
+    ).scalars()
+    return SessionWithMessages(
+        **public.model_dump(),
+        messages=[MessagePublic.model_validate(m) for m in messages],
+        messages_total=total,
+        page=page,
+        page_size=page_size,
+    )
 
 
 def rename_session(
@@ -82,5 +119,12 @@ def rename_session(
     return SessionPublic.model_validate(row)
 
 
-def delete_session(session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID) -> None:
-    session.delete(get_session_row(session, tenant_id, session_id))
+def delete_session(
+    session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID, memory: MemoryPort | None
+) -> None:
+    """Delete the session, its messages and its recall log (database cascade), and first what
+    the memory learnt from it: a failure there leaves the session in place, to delete again."""
+    row = get_session_row(session, tenant_id, session_id)
+    if memory is not None:
+        memory.forget_session(tenant_id, session_id)
+    session.delete(row)

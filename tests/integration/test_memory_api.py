@@ -9,9 +9,11 @@ from typing import Any
 import httpx
 import pytest
 from celery import Celery
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
+from graphrag.db.models import RecallMemory
 from graphrag.memory.clock import system_clock
 from graphrag.memory.models import MemoryOwner
 from graphrag.memory.recall_log import record_exchange
@@ -176,3 +178,64 @@ def test_idle_sweep_task_closes_a_forgotten_session(
     celery_app.send_task("memory.close_idle_sessions")
     report = _wait_report(http, session_id, owner.owner)
     assert report["messages"] == 2 and report["stored"] >= 1
+
+
+def _recall_rows(sessions: sessionmaker[Session], owner: MemoryOwner, text: str) -> int:
+    with session_scope(sessions) as db:
+        return (
+            db.scalar(
+                select(func.count())
+                .select_from(RecallMemory)
+                .where(
+                    RecallMemory.tenant_id == owner.tenant_id, RecallMemory.content.contains(text)
+                )
+            )
+            or 0
+        )
+
+
+def test_deleting_a_session_forgets_its_transcript(
+    http: httpx.Client,
+    owner: MemoryOwner,
+    session_factory: sessionmaker[Session],
+    fresh_scripted_llm: ScriptedLlmServer,
+    worker: WorkerProcess,
+) -> None:
+    fresh_scripted_llm.set_rules(
+        [{"match": {}, "reply": {"content": {"nodes": [], "relations": []}}}]
+    )
+    who = {"owner": owner.owner}
+    topics = {"doomed": "the Zephyrine vault code", "kept": "the Quillmoor ferry timetable"}
+    ids = {}
+    for name, topic in topics.items():
+        ids[name] = new_chat_session(session_factory, owner)
+        with session_scope(session_factory) as db:
+            record_exchange(
+                db,
+                owner.tenant_id,
+                owner.owner,
+                ids[name],
+                f"What is {topic}?",
+                f"{topic}: 4471.",
+                [],
+            )
+        assert http.post(f"{BASE}/sessions/{ids[name]}/close", json=who).status_code == 202
+        assert _wait_report(http, ids[name], owner.owner)["stored"] >= 1
+
+    def recalled(topic: str) -> list[dict[str, Any]]:
+        hits = http.post(f"{BASE}/facts/search", json={**who, "query": f"What is {topic}?"})
+        assert hits.status_code == 200, hits.text
+        return [h["fact"] for h in hits.json() if topic in h["fact"]["text"]]
+
+    assert recalled(topics["doomed"]) and recalled(topics["kept"])
+    assert _recall_rows(session_factory, owner, topics["doomed"]) == 2
+
+    assert http.delete(f"/api/v1/sessions/{ids['doomed']}").status_code == 204
+    assert http.get(f"/api/v1/sessions/{ids['doomed']}").status_code == 404
+    assert recalled(topics["doomed"]) == []
+    assert _recall_rows(session_factory, owner, topics["doomed"]) == 0
+    listed = http.get(f"{BASE}/facts", params={**who, "page_size": 100}).json()["items"]
+    assert not [f for f in listed if f["session_id"] == str(ids["doomed"])]
+    # The owner's other session keeps what it taught.
+    assert [f["session_id"] for f in recalled(topics["kept"])] == [str(ids["kept"])]
+    assert _recall_rows(session_factory, owner, topics["kept"]) == 2

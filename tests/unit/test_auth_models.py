@@ -101,5 +101,7 @@ def test_production_refuses_default_passwords(
 def test_production_checks_neo4j_only_when_it_is_on(own_passwords: pytest.MonkeyPatch) -> None:
     own_passwords.setenv("NEO4J_PASSWORD", "graphrag-local")
     own_passwords.setenv("NEO4J_ENABLE", "")
-    own_passwords.setenv("DATABASE_URL", "postgresql+psycopg:///graphrag?host=/run/pg")  # no password
+    own_passwords.setenv(
+        "DATABASE_URL", "postgresql+psycopg:///graphrag?host=/run/pg"
+    )  # no password
     assert Settings(environment="production", auth=_auth("p").model_dump()).neo4j.password
