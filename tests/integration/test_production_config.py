@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
@@ -66,32 +67,31 @@ def test_production_refuses_default_passwords(
 
 
 @contextmanager
-def _serving(env: dict[str, str], port: int) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen(
-        _cli("serve", "--port", str(port)),
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        yield proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def _serving(env: dict[str, str], port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            _cli("serve", "--port", str(port)), env=env, cwd=ROOT, stdout=sink, stderr=sink
+        )
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
 
 
-def test_the_same_passwords_serve_in_development(settings_env: dict[str, str]) -> None:
+def test_the_same_passwords_serve_in_development(
+    settings_env: dict[str, str], tmp_path: Path
+) -> None:
     """The control: what production refuses starts in development (so the refusal is the
     production check, not a broken command)."""
     env = {**worker_environment(settings_env), "ENVIRONMENT": "development"}
     env["NEO4J_PASSWORD"] = settings_env.get("NEO4J_PASSWORD", "graphrag-local")
     port = free_port()
-    with _serving(env, port) as proc:
+    log = tmp_path / "serve.log"
+    with _serving(env, port, log) as proc:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert proc.poll() is None, log.read_text()
             try:
                 if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2.0).status_code == 200:
                     return
