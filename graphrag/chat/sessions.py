@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from graphrag.chat.schemas import (
@@ -15,6 +15,7 @@ from graphrag.chat.schemas import (
     SessionWithMessages,
 )
 from graphrag.chat.turn import MemoryPort
+from graphrag.db.enums import MessageRole
 from graphrag.db.models import ChatSession, Message
 from graphrag.errors import InvalidInputError, NotFoundError
 from graphrag.ingest.schemas import Page
@@ -29,6 +30,11 @@ __all__ = [
     "list_sessions",
     "rename_session",
 ]
+
+
+# A turn's question and answer are written in one transaction and share its time: the question
+# comes first.
+_QUESTION_FIRST = case((Message.role == MessageRole.USER, 0), else_=1)
 
 
 def get_session_row(session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID) -> ChatSession:
@@ -96,7 +102,7 @@ def get_session(
     messages = session.execute(
         select(Message)
         .where(where)
-        .order_by(Message.created_at, Message.id)
+        .order_by(Message.created_at, _QUESTION_FIRST, Message.id)
         .offset((page - 1) * page_size)
         .limit(page_size)
     ).scalars()
