@@ -13,7 +13,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
-from graphrag.db.models import RecallMemory
+from graphrag.db.enums import OutboxStatus
+from graphrag.db.models import OutboxTask, RecallMemory
+from graphrag.db.outbox import TaskName
 from graphrag.memory.clock import system_clock
 from graphrag.memory.models import MemoryOwner
 from graphrag.memory.recall_log import record_exchange
@@ -239,3 +241,49 @@ def test_deleting_a_session_forgets_its_transcript(
     # The owner's other session keeps what it taught.
     assert [f["session_id"] for f in recalled(topics["kept"])] == [str(ids["kept"])]
     assert _recall_rows(session_factory, owner, topics["kept"]) == 2
+
+
+def test_a_session_deleted_during_its_close_keeps_nothing(
+    http: httpx.Client,
+    owner: MemoryOwner,
+    session_factory: sessionmaker[Session],
+    fresh_scripted_llm: ScriptedLlmServer,
+    worker: WorkerProcess,
+) -> None:
+    """The close extracts while the session is deleted: the facts it writes afterwards go."""
+    empty: dict[str, list[str]] = {"nodes": [], "relations": []}
+    fresh_scripted_llm.set_rules(
+        [{"match": {}, "reply": {"content": empty}, "fault": {"delay_s": 3.0}}]
+    )
+    fresh_scripted_llm.clear_requests()
+    session_id = new_chat_session(session_factory, owner)
+    topic = "the Brambleholt lighthouse keeper"
+    with session_scope(session_factory) as db:
+        record_exchange(
+            db, owner.tenant_id, owner.owner, session_id, f"Who is {topic}?", f"{topic}: Ines.", []
+        )
+    who = {"owner": owner.owner}
+    assert http.post(f"{BASE}/sessions/{session_id}/close", json=who).status_code == 202
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    while not fresh_scripted_llm.requests("/v1/chat/completions"):  # the close is extracting
+        assert time.monotonic() < deadline, "the close never asked the LLM"
+        time.sleep(POLL_S)
+    assert http.delete(f"/api/v1/sessions/{session_id}").status_code == 204
+    while _close_pending(session_factory, session_id):
+        assert time.monotonic() < deadline, "the close task never ended"
+        time.sleep(POLL_S)
+    listed = http.get(f"{BASE}/facts", params={**who, "page_size": 100}).json()["items"]
+    assert [f for f in listed if f["session_id"] == str(session_id)] == []
+    assert _recall_rows(session_factory, owner, topic) == 0
+
+
+def _close_pending(sessions: sessionmaker[Session], session_id: uuid.UUID) -> bool:
+    """Whether the session's close task still has its outbox row (deleted once it settles)."""
+    with session_scope(sessions) as db:
+        rows = db.scalars(
+            select(OutboxTask.args).where(
+                OutboxTask.task_name == TaskName.CLOSE_MEMORY_SESSION,
+                OutboxTask.status.in_([OutboxStatus.PENDING, OutboxStatus.SENT]),
+            )
+        )
+        return any(str(session_id) in [str(a) for a in args] for args in rows)
