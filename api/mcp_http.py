@@ -101,21 +101,21 @@ class McpHttp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        if self._http is None:
-            await error_response(
-                status.HTTP_503_SERVICE_UNAVAILABLE,
-                "service_unavailable",
-                "the MCP server is not running",
-            )(scope, receive, send)
-            return
         state: AppState = request.app.state.graphrag
-        try:
+        try:  # authentication first: a stranger gets 401 whatever state the server is in
             principal = await run_in_threadpool(_authenticate, state, request)
         except GraphragError as exc:
             response = graphrag_error_response(exc)
             if isinstance(exc, UnauthorizedError):
                 response.headers["WWW-Authenticate"] = "Bearer"
             await response(scope, receive, send)
+            return
+        if self._http is None:
+            await error_response(
+                status.HTTP_503_SERVICE_UNAVAILABLE,
+                "service_unavailable",
+                "the MCP server is not running",
+            )(scope, receive, send)
             return
         setattr(request.state, _PRINCIPAL, principal)
         setattr(request.state, _SERVICES, state.face_services())

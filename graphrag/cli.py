@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import cast
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from graphrag.cli_keys import keys_app
@@ -19,6 +20,21 @@ from graphrag.settings import get_settings
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Local-first GraphRAG backend.")
 app.add_typer(keys_app, name="keys")
 console = Console()
+
+
+@app.callback()
+def _check_settings() -> None:
+    """Read the settings before any command: a refused configuration (a default password in
+    production, say) ends the command at once with the reason, not with a traceback."""
+    try:
+        get_settings()
+    except ValidationError as exc:
+        errors = Console(stderr=True)
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "settings"
+            message = f"configuration refused ({where}): {error['msg']}"
+            errors.print(message, style="red", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(code=2) from None
 
 
 @app.command()

@@ -52,7 +52,8 @@ def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bo
         kb_id = find_kb_by_name(session, tenant, kb_name)
         if kb_id is None:
             raise NotFoundError(f"no knowledge base named {kb_name!r}")
-        chat = create_session(session, tenant, SessionCreate(kb_ids=[kb_id], owner=CLI_OWNER))
+        request = SessionCreate(kb_ids=[kb_id])
+        chat = create_session(session, tenant, CLI_OWNER, request, settings.chat)
     turn = start_turn(services, tenant, chat.id, ChatRequest(query=question))
     console.print(f"[bold]Q:[/] {question}\n[bold]A:[/] ", end="")
     for event in run_chat(services, turn):

@@ -11,12 +11,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 from sqlalchemy.orm import Session
 
 from graphrag.auth import keys
-from graphrag.auth.models import ApiKeyPublic, Capability
+from graphrag.auth.models import ApiKeyCreate, ApiKeyPublic, Capability
 from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.errors import NotFoundError
 from graphrag.settings import Settings, get_settings
@@ -43,8 +44,15 @@ def create(
     name: str = typer.Option(..., "--name", help="a label for people"),
     caps: list[Capability] = typer.Option(..., "--cap", help="a capability (repeatable)"),
     tenant: str | None = typer.Option(None, help="tenant name (default: api.default_tenant)"),
+    owner: str | None = typer.Option(
+        None, help="the memory owner the key acts for (default: memory.default_owner)"
+    ),
 ) -> None:
     """Create a key and print it once."""
+    try:
+        request = ApiKeyCreate(name=name, capabilities=caps, owner=owner)
+    except ValidationError as exc:
+        raise typer.BadParameter(str(exc)) from None
     settings = get_settings()
     tenant_name = tenant or settings.api.default_tenant
     with _session(settings) as session:
@@ -52,8 +60,9 @@ def create(
             session,
             settings.auth,
             tenant_id=ensure_tenant(session, tenant_name),
-            name=name,
-            capabilities=caps,
+            name=request.name,
+            capabilities=request.capabilities,
+            owner=request.owner,
         )
     _err.print(
         f"[green]key {created.id}[/] ({', '.join(created.capabilities)}) for tenant "

@@ -14,6 +14,7 @@ GraphragError
 ├── FileTooLargeError        413 file_too_large
 ├── UnsupportedMediaError    415 unsupported_media_type
 ├── ForbiddenError           403 forbidden
+│   └── OwnerForbiddenError      403 owner_forbidden (a key asked for another memory owner)
 ├── RateLimitedError         429 rate_limited (with Retry-After)
 ├── UnauthorizedError        401 unauthorized
 ├── GraphDisabledError       503 graph_disabled
@@ -59,6 +60,7 @@ __all__ = [
     "LlmRequestError",
     "LlmUnavailableError",
     "NotFoundError",
+    "OwnerForbiddenError",
     "ParseError",
     "PromptError",
     "PromptRenderError",
@@ -171,6 +173,12 @@ class RateLimitedError(GraphragError):
     def __init__(self, message: str, retry_after_s: int, **details: Any) -> None:
         super().__init__(message, retry_after_s=retry_after_s, **details)
         self.retry_after_s = retry_after_s
+
+
+class OwnerForbiddenError(ForbiddenError):
+    """A key without `admin` asked to act for a memory owner other than its own."""
+
+    code = "owner_forbidden"
 
 
 class GraphDisabledError(GraphragError):

@@ -12,6 +12,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
@@ -210,7 +211,8 @@ class IngestSettings(_Section):
     stuck_after_s: int
     reconcile_interval_s: int
     vision_model: str | None
-    file_name_max_chars: int
+    file_name_max_chars: int = Field(gt=0)
+    file_name_max_bytes: int = Field(gt=0, le=255, description="UTF-8 bytes of a stored file name")
     ocr_max_pixels: int
     ocr_max_images_per_page: int
     max_control_char_ratio: float
@@ -356,7 +358,10 @@ class ChatSettings(_Section):
     top_k: int
     passage_join_max_overlap: int = Field(ge=0)
     max_query_chars: int
-    max_kbs: int
+    max_kbs: int = Field(gt=0, description="bases of a chat scope or a session's kb_ids")
+    max_knowledge_ids: int = Field(gt=0, description="entries of a chat request's knowledge_ids")
+    messages_page_size: int = Field(gt=0, description="a session's messages read by default")
+    max_messages_page_size: int = Field(gt=0, description="a session's messages read at most")
     context_max_chars: int
     answer_max_tokens: int
     entity_max_tokens: int = Field(gt=0)
@@ -375,6 +380,9 @@ class AuthSettings(_Section):
     key_secret_bytes: int = Field(ge=16)
     key_prefix_bytes: int = Field(ge=2, le=16)
     max_key_chars: int = Field(gt=0)
+    default_passwords: list[str] = Field(
+        description="shipped or well-known passwords that production refuses for its services"
+    )
 
 
 class PreviewSettings(_Section):
@@ -463,12 +471,13 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _secure_in_production(self) -> Settings:
-        # Like default passwords, an open API or an unkeyed hash is only fine on a dev machine.
+        # Default passwords, an open API or an unkeyed hash are only fine on a dev machine.
         if self.environment == "production":
             if not self.auth.required:
                 raise ValueError("auth.required must be true in production")
             if not self.auth.pepper.get_secret_value():
                 raise ValueError("auth.pepper (AUTH_PEPPER) must be set in production")
+            self._refuse_default_passwords()
         return self
 
     @model_validator(mode="after")
@@ -478,6 +487,21 @@ class Settings(BaseSettings):
             raise ValueError("api.max_body_mb must be at least max_file_size_mb plus the slack")
         return self
 
+    def _refuse_default_passwords(self) -> None:
+        refused = set(self.auth.default_passwords)
+        neo4j_password = self.neo4j.password.get_secret_value()
+        if self.neo4j.enable and (not neo4j_password or neo4j_password in refused):
+            raise ValueError(
+                "neo4j.password (NEO4J_PASSWORD) is empty or a shipped default; "
+                "production needs a password of its own"
+            )
+        database_password = _url_password(self.database.url)
+        if database_password is not None and database_password in refused:
+            raise ValueError(
+                "the PostgreSQL password in database.url (DATABASE_URL) is a shipped default; "
+                "production needs a password of its own"
+            )
+
     def resolve(self, path: Path) -> Path:
         """An absolute path for a setting that may be relative to the project root."""
         return path if path.is_absolute() else project_root() / path
@@ -485,6 +509,14 @@ class Settings(BaseSettings):
     @property
     def max_file_size_bytes(self) -> int:
         return self.max_file_size_mb * 1024 * 1024
+
+
+def _url_password(url: str | None) -> str | None:
+    """The password of a database URL (percent-decoded), or None when it holds none."""
+    if not url:
+        return None
+    password = urlsplit(url).password
+    return unquote(password) if password is not None else None
 
 
 @lru_cache(maxsize=1)

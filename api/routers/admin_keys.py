@@ -28,6 +28,7 @@ def create_api_key(
         tenant_id=admin.tenant_id,
         name=body.name,
         capabilities=body.capabilities,
+        owner=body.owner,
     )
 
 

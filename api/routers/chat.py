@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Depends, Query, status
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import AppStateDep, SessionDep, TenantDep
+from api.auth import PrincipalDep
+from api.deps import AppStateDep, PageParams, SessionDep, SettingsDep, TenantDep
 from api.state import AppState
+from graphrag.auth.models import Principal
 from graphrag.chat import sessions
 from graphrag.chat.agent_chat import AgentAnswer, agent_chat_answer
 from graphrag.chat.producers import AnswerProducer, KnowledgeAnswer
@@ -35,9 +37,11 @@ from graphrag.chat.schemas import (
 )
 from graphrag.chat.service import chat_answer, complete_turn, run_turn, start_turn
 from graphrag.chat.turn import ChatServices, ChatTurn
+from graphrag.db.pages import Page
 from graphrag.memory.chat_memory import ChatMemory
 
 router = APIRouter(prefix="/api/v1", tags=["chat"])
+Pages = Annotated[PageParams, Depends()]
 
 _EVENT_STREAM = "text/event-stream"
 _DEFS = "#/$defs/"
@@ -56,21 +60,39 @@ def _services(state: AppState) -> ChatServices:
 
 
 @router.post("/sessions", status_code=status.HTTP_201_CREATED)
-def create_session(body: SessionCreate, session: SessionDep, tenant: TenantDep) -> SessionPublic:
-    return sessions.create_session(session, tenant, body)
+def create_session(
+    body: SessionCreate,
+    tenant: TenantDep,
+    caller: PrincipalDep,
+    session: SessionDep,
+    settings: SettingsDep,
+) -> SessionPublic:
+    """A new session; its memory owner is the key's own unless an `admin` key names another."""
+    owner = caller.memory_owner(body.owner, settings.memory.default_owner)
+    return sessions.create_session(session, tenant, owner, body, settings.chat)
 
 
 @router.get("/sessions")
-def list_sessions(session: SessionDep, tenant: TenantDep) -> list[SessionPublic]:
-    return sessions.list_sessions(session, tenant)
+def list_sessions(session: SessionDep, tenant: TenantDep, pages: Pages) -> Page[SessionPublic]:
+    """The tenant's sessions, most recently active first, a page at a time."""
+    return sessions.list_sessions(session, tenant, page=pages.page, page_size=pages.page_size)
 
 
 @router.get("/sessions/{session_id}")
 def get_session(
-    session_id: uuid.UUID, session: SessionDep, tenant: TenantDep
+    session_id: uuid.UUID,
+    session: SessionDep,
+    tenant: TenantDep,
+    settings: SettingsDep,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    page_size: Annotated[int | None, Query(ge=1)] = None,
 ) -> SessionWithMessages:
-    """The session with its messages (references and completion flag included)."""
-    return sessions.get_session(session, tenant, session_id)
+    """The session with a page of its messages, oldest first (references and completion flag
+    included); `messages_total` tells how many there are. `page_size` defaults to
+    `chat.messages_page_size` and is cut to `chat.max_messages_page_size`."""
+    chat = settings.chat
+    size = min(page_size or chat.messages_page_size, chat.max_messages_page_size)
+    return sessions.get_session(session, tenant, session_id, page=page, page_size=size)
 
 
 @router.patch("/sessions/{session_id}")
@@ -81,8 +103,17 @@ def rename_session(
 
 
 @router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_session(session_id: uuid.UUID, session: SessionDep, tenant: TenantDep) -> None:
-    sessions.delete_session(session, tenant, session_id)
+def delete_session(
+    session_id: uuid.UUID, session: SessionDep, tenant: TenantDep, state: AppStateDep
+) -> None:
+    """Delete the session with its messages and what the agent memory kept of it (its recall
+    log and the facts learnt from it)."""
+    sessions.delete_session(session, tenant, session_id, _services(state).memory)
+
+
+def _may_use_memory_of(caller: Principal, owner: str, state: AppState) -> None:
+    # A turn reads and feeds the session owner's memory: the key must act for that owner.
+    caller.memory_owner(owner, state.settings.memory.default_owner)
 
 
 def _sse(events: Iterator[ChatEvent]) -> Iterator[str]:
@@ -142,7 +173,11 @@ async def _answer(
     responses=_event_stream(ReferencesEvent, DeltaEvent, DoneEvent, ErrorEvent),
 )
 async def knowledge_chat(
-    session_id: uuid.UUID, body: ChatRequest, state: AppStateDep, tenant: TenantDep
+    session_id: uuid.UUID,
+    body: ChatRequest,
+    state: AppStateDep,
+    tenant: TenantDep,
+    caller: PrincipalDep,
 ) -> StreamingResponse | ChatAnswer:
     """Answer a question over the session's knowledge bases.
 
@@ -152,6 +187,7 @@ async def knowledge_chat(
     """
     services = _services(state)
     turn = await run_in_threadpool(start_turn, services, tenant, session_id, body)
+    _may_use_memory_of(caller, turn.owner, state)
     return await _answer(services, turn, KnowledgeAnswer(), chat_answer)
 
 
@@ -163,7 +199,11 @@ async def knowledge_chat(
     ),
 )
 async def agent_chat(
-    session_id: uuid.UUID, body: ChatRequest, state: AppStateDep, tenant: TenantDep
+    session_id: uuid.UUID,
+    body: ChatRequest,
+    state: AppStateDep,
+    tenant: TenantDep,
+    caller: PrincipalDep,
 ) -> StreamingResponse | ChatAnswer:
     """Answer a question in agent mode: the model calls search tools, then answers.
 
@@ -176,4 +216,5 @@ async def agent_chat(
     """
     services = _services(state)
     turn = await run_in_threadpool(start_turn, services, tenant, session_id, body)
+    _may_use_memory_of(caller, turn.owner, state)
     return await _answer(services, turn, AgentAnswer(), agent_chat_answer)

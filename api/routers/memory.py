@@ -7,9 +7,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response, status
 
-from api.auth import ReaderTenantDep
+from api.auth import PrincipalDep, ReaderTenantDep
 from api.deps import AppStateDep, PageParams, RelayDep, SessionDep, SettingsDep, TenantDep
 from api.dispatch import commit_with_task
+from graphrag.auth.models import Principal
 from graphrag.chat.sessions import get_session_row
 from graphrag.db import outbox
 from graphrag.db.pages import Page
@@ -34,8 +35,12 @@ OwnerQuery = Annotated[
 ]
 
 
-def get_memory(state: AppStateDep) -> MemoryContext:
-    """The memory over the process's services; its archive needs Neo4j."""
+def get_memory(state: AppStateDep, _caller: PrincipalDep) -> MemoryContext:
+    """The memory over the process's services; its archive needs Neo4j.
+
+    It depends on the caller so that authentication always comes first: a request without a
+    valid key is 401 whether the memory is on or not, and the 503 is told to callers only.
+    """
     ctx = state.memory_context()
     if ctx is None:
         raise GraphDisabledError("the archival memory needs Neo4j (NEO4J_ENABLE=true)")
@@ -45,104 +50,132 @@ def get_memory(state: AppStateDep) -> MemoryContext:
 MemoryDep = Annotated[MemoryContext, Depends(get_memory)]
 
 
-def _owner(tenant: uuid.UUID, owner: str | None, settings: SettingsDep) -> MemoryOwner:
-    return facts_service.make_owner(tenant, owner, settings.memory)
+def _owner(
+    tenant: uuid.UUID, caller: Principal, owner: str | None, settings: SettingsDep
+) -> MemoryOwner:
+    # The key decides whose memory this is: its own owner, or any one with `admin` (403 else).
+    name = caller.memory_owner(owner, settings.memory.default_owner)
+    return facts_service.make_owner(tenant, name, settings.memory)
+
+
+# Parameters in this order: the caller's key and capability are checked (401, 403) before the
+# memory is asked for (503 when Neo4j is off).
 
 
 @router.get("/facts")
 def list_facts(
+    tenant: TenantDep,
+    caller: PrincipalDep,
     memory: MemoryDep,
     settings: SettingsDep,
-    tenant: TenantDep,
     pages: Pages,
     owner: OwnerQuery = None,
 ) -> Page[MemoryFact]:
     """The owner's archival facts, newest first."""
-    who = _owner(tenant, owner, settings)
+    who = _owner(tenant, caller, owner, settings)
     return facts_service.list_facts(memory, who, pages.page, pages.page_size)
 
 
 @router.post("/facts", status_code=status.HTTP_201_CREATED)
 def add_fact(
-    body: FactCreate, memory: MemoryDep, settings: SettingsDep, tenant: TenantDep
+    body: FactCreate,
+    tenant: TenantDep,
+    caller: PrincipalDep,
+    memory: MemoryDep,
+    settings: SettingsDep,
 ) -> MemoryFact:
     """Store a fact; 409 with `duplicate_of` when a near-duplicate is already stored."""
-    who = _owner(tenant, body.owner, settings)
+    who = _owner(tenant, caller, body.owner, settings)
     return facts_service.add_fact(memory, who, body.text, body.kind, body.importance)
 
 
 @router.post("/facts/search")
 def search_facts(
-    body: FactSearch, memory: MemoryDep, settings: SettingsDep, tenant: ReaderTenantDep
+    body: FactSearch,
+    tenant: ReaderTenantDep,
+    caller: PrincipalDep,
+    memory: MemoryDep,
+    settings: SettingsDep,
 ) -> list[ScoredFact]:
     """The best facts for a query by composite score; read-only (access counts do not move)."""
-    who = _owner(tenant, body.owner, settings)
+    who = _owner(tenant, caller, body.owner, settings)
     return facts_service.search(memory, who, body.query, body.k)
 
 
 @router.get("/facts/{fact_id}")
 def get_fact(
     fact_id: uuid.UUID,
+    tenant: TenantDep,
+    caller: PrincipalDep,
     memory: MemoryDep,
     settings: SettingsDep,
-    tenant: TenantDep,
     owner: OwnerQuery = None,
 ) -> MemoryFact:
-    return facts_service.get_fact(memory, _owner(tenant, owner, settings), fact_id)
+    return facts_service.get_fact(memory, _owner(tenant, caller, owner, settings), fact_id)
 
 
 @router.delete("/facts/{fact_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_fact(
     fact_id: uuid.UUID,
+    tenant: TenantDep,
+    caller: PrincipalDep,
     memory: MemoryDep,
     settings: SettingsDep,
-    tenant: TenantDep,
     owner: OwnerQuery = None,
 ) -> Response:
-    facts_service.delete_fact(memory, _owner(tenant, owner, settings), fact_id)
+    facts_service.delete_fact(memory, _owner(tenant, caller, owner, settings), fact_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/entities/{name}")
 def entity_neighbourhood(
     name: InputText,
+    tenant: TenantDep,
+    caller: PrincipalDep,
     memory: MemoryDep,
     settings: SettingsDep,
-    tenant: TenantDep,
     owner: OwnerQuery = None,
 ) -> EntityNeighbourhood:
     """An entity of the memory graph: its relations, the facts naming it, its KB twins."""
-    return facts_service.entity_neighbourhood(memory, _owner(tenant, owner, settings), name)
+    who = _owner(tenant, caller, owner, settings)
+    return facts_service.entity_neighbourhood(memory, who, name)
 
 
 @router.get("/core")
 def read_core(
-    session: SessionDep, settings: SettingsDep, tenant: TenantDep, owner: OwnerQuery = None
+    tenant: TenantDep,
+    caller: PrincipalDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    owner: OwnerQuery = None,
 ) -> core_memory.CoreMemoryView:
-    return core_memory.read_core(session, _owner(tenant, owner, settings), settings.memory)
+    who = _owner(tenant, caller, owner, settings)
+    return core_memory.read_core(session, who, settings.memory)
 
 
 @router.put("/core/{section}")
 def write_core_section(
     section: InputText,
     body: CoreSectionWrite,
+    tenant: TenantDep,
+    caller: PrincipalDep,
     session: SessionDep,
     settings: SettingsDep,
-    tenant: TenantDep,
 ) -> core_memory.CoreSection:
-    who = _owner(tenant, body.owner, settings)
+    who = _owner(tenant, caller, body.owner, settings)
     return core_memory.write_section(session, who, section, body.text, settings.memory)
 
 
 @router.delete("/core/{section}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_core_section(
     section: InputText,
+    tenant: TenantDep,
+    caller: PrincipalDep,
     session: SessionDep,
     settings: SettingsDep,
-    tenant: TenantDep,
     owner: OwnerQuery = None,
 ) -> Response:
-    core_memory.delete_section(session, _owner(tenant, owner, settings), section)
+    core_memory.delete_section(session, _owner(tenant, caller, owner, settings), section)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -150,14 +183,15 @@ def delete_core_section(
 def close_session(
     session_id: uuid.UUID,
     body: SessionCloseRequest,
+    tenant: TenantDep,
+    caller: PrincipalDep,
     session: SessionDep,
     settings: SettingsDep,
     relay: RelayDep,
-    tenant: TenantDep,
 ) -> SessionCloseQueued:
     """Queue the close of a session: its log becomes facts in the owner's archival memory."""
     get_session_row(session, tenant, session_id)  # another tenant's session is not found
-    who = _owner(tenant, body.owner, settings)
+    who = _owner(tenant, caller, body.owner, settings)
     task = outbox.close_memory_session(who.tenant_id, who.owner, session_id)
     commit_with_task(session, relay, task)
     return SessionCloseQueued(session_id=session_id, owner=who.owner)
@@ -166,13 +200,14 @@ def close_session(
 @router.get("/sessions/{session_id}/close-report")
 def close_report(
     session_id: uuid.UUID,
+    tenant: TenantDep,
+    caller: PrincipalDep,
     session: SessionDep,
     settings: SettingsDep,
-    tenant: TenantDep,
     owner: OwnerQuery = None,
 ) -> dict[str, Any]:
     """The report of the session's last close (facts stored, duplicates, LLM status...)."""
-    report = last_close_report(session, _owner(tenant, owner, settings), session_id)
+    report = last_close_report(session, _owner(tenant, caller, owner, settings), session_id)
     if report is None:
         raise NotFoundError("this session was never closed", session_id=str(session_id))
     return report

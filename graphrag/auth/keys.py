@@ -48,6 +48,7 @@ def _public(row: ApiKey) -> ApiKeyPublic:
         name=row.name,
         prefix=row.prefix,
         capabilities=_capabilities(row.capabilities),
+        owner=row.owner,
         created_at=row.created_at,
         revoked_at=row.revoked_at,
     )
@@ -65,8 +66,10 @@ def create_key(
     tenant_id: uuid.UUID,
     name: str,
     capabilities: Iterable[Capability],
+    owner: str | None = None,
 ) -> ApiKeyCreated:
-    """A new key of `tenant_id`; the result's `key` is the only time the plain key exists."""
+    """A new key of `tenant_id`, bound to the memory `owner` (None: the default owner); the
+    result's `key` is the only time the plain key exists."""
     prefix = secrets.token_hex(auth.key_prefix_bytes)
     plain = f"{KEY_SCHEME}_{prefix}_{secrets.token_urlsafe(auth.key_secret_bytes)}"
     caps = sorted(set(capabilities), key=list(Capability).index)
@@ -76,6 +79,7 @@ def create_key(
         key_hash=hash_key(auth, plain),
         prefix=prefix,
         capabilities=[c.value for c in caps],
+        owner=owner,
     )
     session.add(row)
     session.flush()
@@ -95,6 +99,7 @@ def verify_key(session: Session, auth: AuthSettings, plain: str) -> Principal:
         tenant_id=row.tenant_id,
         key_id=row.id,
         capabilities=frozenset(_capabilities(row.capabilities)),
+        owner=row.owner,
     )
 
 

@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from graphrag.errors import ForbiddenError
+from graphrag.errors import ForbiddenError, OwnerForbiddenError
 from graphrag.text_input import InputText
 
 __all__ = ["ApiKeyCreate", "ApiKeyCreated", "ApiKeyPublic", "Capability", "Principal"]
@@ -31,6 +31,7 @@ class Principal(BaseModel):
     tenant_id: uuid.UUID
     key_id: uuid.UUID | None = None  # None: auth is off and the caller is the default tenant
     capabilities: frozenset[Capability]
+    owner: str | None = None  # the memory owner the key is bound to (None: the default owner)
 
     def can(self, capability: Capability) -> bool:
         """Whether the caller holds `capability` (directly or through `admin`)."""
@@ -45,6 +46,31 @@ class Principal(BaseModel):
             )
         return self.tenant_id
 
+    def memory_owner(self, requested: str | None, default_owner: str) -> str:
+        """The memory owner this caller acts for when it asks for `requested` (None: its own).
+
+        A key acts for the owner it was bound to at creation (the default owner when unbound);
+        an `admin` key may act for any owner of its tenant. Asking for another owner without
+        `admin` is `OwnerForbiddenError` (403 `owner_forbidden`).
+        """
+        bound = self.owner or default_owner
+        if requested is None:
+            return bound
+        if self.can(Capability.ADMIN) or requested.strip() == bound:
+            return requested
+        raise OwnerForbiddenError(
+            "this API key acts for one memory owner only", owner=requested, key_owner=bound
+        )
+
+
+def _printable(value: str) -> str:
+    # Control characters (NUL above all, which PostgreSQL text refuses) and lone surrogates
+    # have no place in a label or an owner name.
+    text = value.strip()
+    if not text or not text.isprintable() or not _encodable(text):
+        raise ValueError("must be printable text")
+    return text
+
 
 class ApiKeyCreate(BaseModel):
     """A request for a new key of the caller's tenant."""
@@ -53,16 +79,23 @@ class ApiKeyCreate(BaseModel):
 
     name: InputText = Field(min_length=1, max_length=200, description="a label for people")
     capabilities: list[Capability] = Field(min_length=1)
+    owner: InputText | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="the one memory owner the key acts for (default: the default owner); "
+        "an `admin` key may act for any",
+    )
 
     @field_validator("name")
     @classmethod
     def _printable_name(cls, value: str) -> str:
-        # Control characters (NUL above all, which PostgreSQL text refuses) and lone surrogates
-        # have no place in a label.
-        name = value.strip()
-        if not name or not name.isprintable() or not _encodable(name):
-            raise ValueError("must be printable text")
-        return name
+        return _printable(value)
+
+    @field_validator("owner")
+    @classmethod
+    def _printable_owner(cls, value: str | None) -> str | None:
+        return None if value is None else _printable(value)
 
 
 def _encodable(text: str) -> bool:
@@ -81,6 +114,7 @@ class ApiKeyPublic(BaseModel):
     name: str
     prefix: str = Field(description="the visible start of the key, to tell keys apart")
     capabilities: list[Capability]
+    owner: str | None = Field(description="the memory owner the key acts for (None: default)")
     created_at: datetime
     revoked_at: datetime | None
 

@@ -48,7 +48,12 @@ class SessionCreate(BaseModel):
 
     title: InputText = Field(default="", max_length=300)
     kb_ids: list[uuid.UUID] = Field(default_factory=list)
-    owner: InputText = Field(default="default", min_length=1, max_length=200)
+    owner: InputText | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="whose agent memory the session feeds (default: the key's owner)",
+    )
 
 
 class SessionUpdate(BaseModel):
@@ -110,7 +115,12 @@ class MessagePublic(BaseModel):
 
 
 class SessionWithMessages(SessionPublic):
+    """A session with one page of its messages (oldest first): `messages_total` in all."""
+
     messages: list[MessagePublic]
+    messages_total: int
+    page: int
+    page_size: int
 
 
 class ChatRequest(BaseModel):

@@ -51,9 +51,14 @@ _MS_PER_S = 1000.0
 
 
 def _check_question(services: ChatServices, request: ChatRequest) -> None:
-    limit = services.settings.chat.max_query_chars
-    if len(request.query) > limit:
-        raise InvalidInputError(f"the question exceeds {limit} characters")
+    chat = services.settings.chat
+    if len(request.query) > chat.max_query_chars:
+        raise InvalidInputError(f"the question exceeds {chat.max_query_chars} characters")
+    if len(request.knowledge_ids or []) > chat.max_knowledge_ids:
+        raise InvalidInputError(
+            f"knowledge_ids may list at most {chat.max_knowledge_ids} documents",
+            knowledge_ids=len(request.knowledge_ids or []),
+        )
 
 
 def _scopes(

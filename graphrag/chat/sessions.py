@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from graphrag.chat.schemas import (
@@ -14,9 +14,14 @@ from graphrag.chat.schemas import (
     SessionUpdate,
     SessionWithMessages,
 )
-from graphrag.db.models import ChatSession
+from graphrag.chat.turn import MemoryPort
+from graphrag.db.enums import MessageRole
+from graphrag.db.models import ChatSession, Message
+from graphrag.db.pages import Page
 from graphrag.db.tenant_rows import tenant_row
+from graphrag.errors import InvalidInputError
 from graphrag.kb.service import get_kb_row
+from graphrag.settings import ChatSettings
 
 __all__ = [
     "create_session",
@@ -28,6 +33,11 @@ __all__ = [
 ]
 
 
+# A turn's question and answer are written in one transaction and share its time: the question
+# comes first.
+_QUESTION_FIRST = case((Message.role == MessageRole.USER, 0), else_=1)
+
+
 def get_session_row(session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID) -> ChatSession:
     """A chat session of this tenant; another tenant's id is simply not found."""
     return tenant_row(
@@ -35,14 +45,21 @@ def get_session_row(session: Session, tenant_id: uuid.UUID, session_id: uuid.UUI
     )
 
 
-def create_session(session: Session, tenant_id: uuid.UUID, data: SessionCreate) -> SessionPublic:
-    """A new session; its knowledge bases must be the tenant's own."""
-    for kb_id in data.kb_ids:
+def create_session(
+    session: Session, tenant_id: uuid.UUID, owner: str, data: SessionCreate, chat: ChatSettings
+) -> SessionPublic:
+    """A new session of the memory `owner` (the caller resolved it from `data.owner` and its
+    key); its knowledge bases, at most `chat.max_kbs`, must be the tenant's own."""
+    if len(data.kb_ids) > chat.max_kbs:
+        raise InvalidInputError(
+            f"a session may name at most {chat.max_kbs} knowledge bases", kb_ids=len(data.kb_ids)
+        )
+    for kb_id in dict.fromkeys(data.kb_ids):
         get_kb_row(session, tenant_id, kb_id)
     row = ChatSession(
         id=uuid.uuid4(),
         tenant_id=tenant_id,
-        owner=data.owner,
+        owner=owner,
         title=data.title,
         kb_ids=[str(k) for k in data.kb_ids],
     )
@@ -52,22 +69,49 @@ def create_session(session: Session, tenant_id: uuid.UUID, data: SessionCreate) 
     return SessionPublic.model_validate(row)
 
 
-def list_sessions(session: Session, tenant_id: uuid.UUID) -> list[SessionPublic]:
+def list_sessions(
+    session: Session, tenant_id: uuid.UUID, *, page: int, page_size: int
+) -> Page[SessionPublic]:
+    """A page of the tenant's sessions, most recently active first."""
+    where = ChatSession.tenant_id == tenant_id
+    total = session.execute(select(func.count()).select_from(ChatSession).where(where)).scalar_one()
     rows = session.execute(
         select(ChatSession)
-        .where(ChatSession.tenant_id == tenant_id)
+        .where(where)
         .order_by(ChatSession.updated_at.desc(), ChatSession.id)
+        .offset((page - 1) * page_size)
+        .limit(page_size)
     ).scalars()
-    return [SessionPublic.model_validate(r) for r in rows]
+    return Page(
+        items=[SessionPublic.model_validate(r) for r in rows],
+        total=total,
+        page=page,
+        page_size=page_size,
+    )
 
 
 def get_session(
-    session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID
+    session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID, *, page: int, page_size: int
 ) -> SessionWithMessages:
+    """The session with one page of its messages, oldest first, and how many it holds."""
     row = get_session_row(session, tenant_id, session_id)
     public = SessionPublic.model_validate(row)
-    messages = [MessagePublic.model_validate(m) for m in row.messages]
-    return SessionWithMessages(**public.model_dump(), messages=messages)
+    where = Message.session_id == row.id
+    total = session.execute(select(func.count()).select_from(Message).where(where)).scalar_one()
+    messages = session.execute(
+        select(Message)
+        .where(where)
+        .order_by(Message.created_at, _QUESTION_FIRST, Message.id)
+        .offset((page - 1) * page_size)
+        .limit(page_size)
+    ).scalars()
+    return SessionWithMessages(
+        **public.model_dump(),
+        messages=[MessagePublic.model_validate(m) for m in messages],
+        messages_total=total,
+        page=page,
+        page_size=page_size,
+    )
 
 
 def rename_session(
@@ -80,5 +124,12 @@ def rename_session(
     return SessionPublic.model_validate(row)
 
 
-def delete_session(session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID) -> None:
-    session.delete(get_session_row(session, tenant_id, session_id))
+def delete_session(
+    session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID, memory: MemoryPort | None
+) -> None:
+    """Delete the session, its messages and its recall log (database cascade), and first what
+    the memory learnt from it: a failure there leaves the session in place, to delete again."""
+    row = get_session_row(session, tenant_id, session_id)
+    if memory is not None:
+        memory.forget_session(tenant_id, session_id)
+    session.delete(row)

@@ -49,6 +49,10 @@ class MemoryPort(Protocol):
         entities: list[str],
     ) -> None: ...
 
+    def forget_session(self, tenant_id: uuid.UUID, session_id: uuid.UUID) -> int:
+        """Remove what the memory learnt from a session that is being deleted."""
+        ...
+
 
 @dataclass
 class TurnUsage:

@@ -106,6 +106,8 @@ class ApiKey(Base):
     key_hash: Mapped[str] = mapped_column(String(128), unique=True)
     prefix: Mapped[str] = mapped_column(String(32))
     capabilities: Mapped[list[str]] = mapped_column(ARRAY(String(64)), default=list)
+    # The one memory owner the key acts for (NULL: the default owner); `admin` keys act for any.
+    owner: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = _created()
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -345,8 +347,9 @@ class RecallMemory(Base):
     id: Mapped[uuid.UUID] = _uuid_pk()
     tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
     owner: Mapped[str] = mapped_column(String(200))
+    # Deleting a chat session deletes its log: the transcript must not outlive the session.
     session_id: Mapped[uuid.UUID | None] = mapped_column(
-        ForeignKey("chat_sessions.id", ondelete="SET NULL"), index=True
+        ForeignKey("chat_sessions.id", ondelete="CASCADE"), index=True
     )
     role: Mapped[MessageRole] = mapped_column(_enum(MessageRole, "recall_role"))
     content: Mapped[str] = mapped_column(Text, default="")

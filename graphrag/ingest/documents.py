@@ -134,7 +134,9 @@ def add_document(
         kb_id=kb.id,
         tenant_id=tenant_id,
         source=new.source,
-        file_name=safe_file_name(new.file_name, settings.ingest.file_name_max_chars),
+        file_name=safe_file_name(
+            new.file_name, settings.ingest.file_name_max_chars, settings.ingest.file_name_max_bytes
+        ),
         file_type=file_type.value,
         file_size=len(new.data),
         sha256=sha256,

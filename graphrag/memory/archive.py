@@ -95,6 +95,13 @@ class MemoryArchive:
         rows = self.io.write(cypher.DELETE_FACT, {**owner_params(owner), "id": str(fact_id)})
         return bool(rows and rows[0]["deleted"])
 
+    def delete_session_facts(self, tenant_id: uuid.UUID, session_id: uuid.UUID) -> int:
+        """Remove every fact learnt from one chat session (any owner of the tenant)."""
+        rows = self.io.write(
+            cypher.DELETE_SESSION_FACTS, {"tenant": str(tenant_id), "session_id": str(session_id)}
+        )
+        return int(rows[0]["deleted"]) if rows else 0
+
     def upsert(
         self,
         owner: MemoryOwner,

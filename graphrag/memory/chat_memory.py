@@ -78,3 +78,8 @@ class ChatMemory:
             entities,
             clock=self.ctx.clock,
         )
+
+    def forget_session(self, tenant_id: uuid.UUID, session_id: uuid.UUID) -> int:
+        """Remove the archival facts learnt from the session (its recall log goes with the
+        session's row, by the database's cascade); returns how many facts were removed."""
+        return self.ctx.archive.delete_session_facts(tenant_id, session_id)

@@ -15,6 +15,7 @@ __all__ = [
     "COUNT_FACTS",
     "CREATE_FACTS",
     "DELETE_FACT",
+    "DELETE_SESSION_FACTS",
     "ENTITY_FACTS",
     "ENTITY_IN_TEXT",
     "GET_FACT",
@@ -136,6 +137,14 @@ RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_cou
 DELETE_FACT = """
 MATCH (m:Memory {id: $id})
 WHERE m.tenant = $tenant AND m.owner = $owner
+DETACH DELETE m
+RETURN count(*) AS deleted
+"""
+
+# A deleted chat session takes what was learnt from it along (Q/A, errors, files, summary).
+DELETE_SESSION_FACTS = """
+MATCH (m:Memory)
+WHERE m.tenant = $tenant AND m.session_id = $session_id
 DETACH DELETE m
 RETURN count(*) AS deleted
 """

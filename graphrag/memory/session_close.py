@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from graphrag.db.engine import session_scope
-from graphrag.db.models import KnowledgeBase
+from graphrag.db.models import ChatSession, KnowledgeBase
 from graphrag.graph.labels import entity_label
 from graphrag.memory.archive import MemoryArchive
 from graphrag.memory.context import MemoryContext
@@ -172,6 +172,26 @@ def close_session(
         closed_at=now,
     )
     with session_scope(ctx.sessions) as db:
+        if not _lock_live_session(db, owner, session_id):
+            # Deleted while this close ran: what was just learnt from it goes too.
+            forgotten = ctx.archive.delete_session_facts(owner.tenant_id, session_id)
+            log.info(
+                "memory session %s deleted during its close: %d facts removed",
+                session_id,
+                forgotten,
+            )
+            return report
         mark_closed(db, owner, session_id, report.model_dump(mode="json"), ctx.clock)
     log.info("memory session closed: %s", report.model_dump(mode="json"))
     return report
+
+
+def _lock_live_session(db: Session, owner: MemoryOwner, session_id: uuid.UUID) -> bool:
+    """Whether the chat session still exists; if so, it cannot be deleted before this
+    transaction ends (a key-share lock), so the close's marker never outlives it."""
+    found = db.execute(
+        select(ChatSession.id)
+        .where(ChatSession.id == session_id, ChatSession.tenant_id == owner.tenant_id)
+        .with_for_update(key_share=True)
+    ).first()
+    return found is not None

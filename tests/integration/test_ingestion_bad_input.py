@@ -124,6 +124,7 @@ def test_unreadable_pdf_ends_failed_with_a_reason(
         "x" * 1000 + ".txt",
         "/absolute/path.txt",
         "'; DROP TABLE knowledge; --.txt",
+        "漢" * 300 + ".txt",  # 904 UTF-8 bytes
     ],
 )
 def test_hostile_file_names_are_neutralised(
@@ -136,7 +137,10 @@ def test_hostile_file_names_are_neutralised(
     assert "/" not in stored and "\\" not in stored and ".." not in stored
     assert all(ch.isprintable() for ch in stored)
     assert len(stored) <= settings.ingest.file_name_max_chars
+    assert len(stored.encode("utf-8")) <= settings.ingest.file_name_max_bytes
     assert stored.endswith(".txt")
+    read_back = http.get(f"/api/v1/knowledge/{response.json()['id']}").json()["file_name"]
+    assert read_back == stored
     root = settings.resolve(settings.storage_dir).resolve()
     files = list(root.rglob(f"{response.json()['id']}*"))
     assert len(files) == 1 and files[0].resolve().is_relative_to(root)

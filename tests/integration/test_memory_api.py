@@ -9,9 +9,13 @@ from typing import Any
 import httpx
 import pytest
 from celery import Celery
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
+from graphrag.db.enums import OutboxStatus
+from graphrag.db.models import OutboxTask, RecallMemory
+from graphrag.db.outbox import TaskName
 from graphrag.memory.clock import system_clock
 from graphrag.memory.models import MemoryOwner
 from graphrag.memory.recall_log import record_exchange
@@ -176,3 +180,110 @@ def test_idle_sweep_task_closes_a_forgotten_session(
     celery_app.send_task("memory.close_idle_sessions")
     report = _wait_report(http, session_id, owner.owner)
     assert report["messages"] == 2 and report["stored"] >= 1
+
+
+def _recall_rows(sessions: sessionmaker[Session], owner: MemoryOwner, text: str) -> int:
+    with session_scope(sessions) as db:
+        return (
+            db.scalar(
+                select(func.count())
+                .select_from(RecallMemory)
+                .where(
+                    RecallMemory.tenant_id == owner.tenant_id, RecallMemory.content.contains(text)
+                )
+            )
+            or 0
+        )
+
+
+def test_deleting_a_session_forgets_its_transcript(
+    http: httpx.Client,
+    owner: MemoryOwner,
+    session_factory: sessionmaker[Session],
+    fresh_scripted_llm: ScriptedLlmServer,
+    worker: WorkerProcess,
+) -> None:
+    fresh_scripted_llm.set_rules(
+        [{"match": {}, "reply": {"content": {"nodes": [], "relations": []}}}]
+    )
+    who = {"owner": owner.owner}
+    topics = {"doomed": "the Zephyrine vault code", "kept": "the Quillmoor ferry timetable"}
+    ids = {}
+    for name, topic in topics.items():
+        ids[name] = new_chat_session(session_factory, owner)
+        with session_scope(session_factory) as db:
+            record_exchange(
+                db,
+                owner.tenant_id,
+                owner.owner,
+                ids[name],
+                f"What is {topic}?",
+                f"{topic}: 4471.",
+                [],
+            )
+        assert http.post(f"{BASE}/sessions/{ids[name]}/close", json=who).status_code == 202
+        assert _wait_report(http, ids[name], owner.owner)["stored"] >= 1
+
+    def recalled(topic: str) -> list[dict[str, Any]]:
+        hits = http.post(f"{BASE}/facts/search", json={**who, "query": f"What is {topic}?"})
+        assert hits.status_code == 200, hits.text
+        return [h["fact"] for h in hits.json() if topic in h["fact"]["text"]]
+
+    assert recalled(topics["doomed"]) and recalled(topics["kept"])
+    assert _recall_rows(session_factory, owner, topics["doomed"]) == 2
+
+    assert http.delete(f"/api/v1/sessions/{ids['doomed']}").status_code == 204
+    assert http.get(f"/api/v1/sessions/{ids['doomed']}").status_code == 404
+    assert recalled(topics["doomed"]) == []
+    assert _recall_rows(session_factory, owner, topics["doomed"]) == 0
+    listed = http.get(f"{BASE}/facts", params={**who, "page_size": 100}).json()["items"]
+    assert not [f for f in listed if f["session_id"] == str(ids["doomed"])]
+    # The owner's other session keeps what it taught.
+    assert [f["session_id"] for f in recalled(topics["kept"])] == [str(ids["kept"])]
+    assert _recall_rows(session_factory, owner, topics["kept"]) == 2
+
+
+def test_a_session_deleted_during_its_close_keeps_nothing(
+    http: httpx.Client,
+    owner: MemoryOwner,
+    session_factory: sessionmaker[Session],
+    fresh_scripted_llm: ScriptedLlmServer,
+    worker: WorkerProcess,
+) -> None:
+    """The close extracts while the session is deleted: the facts it writes afterwards go."""
+    empty: dict[str, list[str]] = {"nodes": [], "relations": []}
+    fresh_scripted_llm.set_rules(
+        [{"match": {}, "reply": {"content": empty}, "fault": {"delay_s": 3.0}}]
+    )
+    fresh_scripted_llm.clear_requests()
+    session_id = new_chat_session(session_factory, owner)
+    topic = "the Brambleholt lighthouse keeper"
+    with session_scope(session_factory) as db:
+        record_exchange(
+            db, owner.tenant_id, owner.owner, session_id, f"Who is {topic}?", f"{topic}: Ines.", []
+        )
+    who = {"owner": owner.owner}
+    assert http.post(f"{BASE}/sessions/{session_id}/close", json=who).status_code == 202
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    while not fresh_scripted_llm.requests("/v1/chat/completions"):  # the close is extracting
+        assert time.monotonic() < deadline, "the close never asked the LLM"
+        time.sleep(POLL_S)
+    assert http.delete(f"/api/v1/sessions/{session_id}").status_code == 204
+    while _close_pending(session_factory, session_id):
+        assert time.monotonic() < deadline, "the close task never ended"
+        time.sleep(POLL_S)
+    listed = http.get(f"{BASE}/facts", params={**who, "page_size": 100}).json()["items"]
+    assert [f for f in listed if f["session_id"] == str(session_id)] == []
+    assert _recall_rows(session_factory, owner, topic) == 0
+
+
+def _close_pending(sessions: sessionmaker[Session], session_id: uuid.UUID) -> bool:
+    """Whether the session's close task still has its outbox row (deleted once it settles)."""
+    with session_scope(sessions) as db:
+        rows = db.scalars(
+            select(OutboxTask.args).where(
+                OutboxTask.task_name == TaskName.CLOSE_MEMORY_SESSION,
+                OutboxTask.status.in_([OutboxStatus.PENDING, OutboxStatus.SENT]),
+            )
+        )
+        return any(str(session_id) in [str(a) for a in args] for args in rows)

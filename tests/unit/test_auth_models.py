@@ -21,6 +21,7 @@ def _auth(pepper: str) -> AuthSettings:
         key_secret_bytes=32,
         key_prefix_bytes=4,
         max_key_chars=256,
+        default_passwords=["graphrag-local", "change-me-please", "graphrag"],
     )
 
 
@@ -57,7 +58,18 @@ def test_a_key_needs_a_known_capability() -> None:
     assert made.name == "ci" and made.capabilities == [Capability.READ, Capability.ADMIN]
 
 
-def test_production_refuses_an_open_api_or_an_empty_pepper() -> None:
+@pytest.fixture()
+def own_passwords(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """The graph on, with service passwords of their own (not the shipped ones)."""
+    monkeypatch.setenv("NEO4J_ENABLE", "true")
+    monkeypatch.setenv("NEO4J_PASSWORD", "a-secret-of-our-own")
+    monkeypatch.setenv("DATABASE_URL", "postgresql+psycopg://graphrag:s3cret@db:5432/graphrag")
+    return monkeypatch
+
+
+def test_production_refuses_an_open_api_or_an_empty_pepper(
+    own_passwords: pytest.MonkeyPatch,
+) -> None:
     base = Settings(environment="development")
     with pytest.raises(ValidationError, match="AUTH_PEPPER"):
         Settings(environment="production", auth=_auth("").model_dump())
@@ -65,3 +77,31 @@ def test_production_refuses_an_open_api_or_an_empty_pepper() -> None:
         Settings(environment="production", auth={**_auth("p").model_dump(), "required": False})
     assert Settings(environment="production", auth=_auth("p").model_dump()).auth.required
     assert base.auth.required  # the shipped default is secure
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "named"),
+    [
+        ("NEO4J_PASSWORD", "graphrag-local", "NEO4J_PASSWORD"),
+        ("NEO4J_PASSWORD", "change-me-please", "NEO4J_PASSWORD"),
+        ("NEO4J_PASSWORD", "", "NEO4J_PASSWORD"),
+        ("DATABASE_URL", "postgresql+psycopg://graphrag:graphrag@db:5432/graphrag", "DATABASE_URL"),
+        ("DATABASE_URL", "postgresql://u:change%2Dme%2Dplease@db/graphrag", "DATABASE_URL"),
+    ],
+)
+def test_production_refuses_default_passwords(
+    own_passwords: pytest.MonkeyPatch, variable: str, value: str, named: str
+) -> None:
+    own_passwords.setenv(variable, value)
+    assert Settings(environment="development", auth=_auth("p").model_dump())
+    with pytest.raises(ValidationError, match=named):
+        Settings(environment="production", auth=_auth("p").model_dump())
+
+
+def test_production_checks_neo4j_only_when_it_is_on(own_passwords: pytest.MonkeyPatch) -> None:
+    own_passwords.setenv("NEO4J_PASSWORD", "graphrag-local")
+    own_passwords.setenv("NEO4J_ENABLE", "")
+    own_passwords.setenv(
+        "DATABASE_URL", "postgresql+psycopg:///graphrag?host=/run/pg"
+    )  # no password
+    assert Settings(environment="production", auth=_auth("p").model_dump()).neo4j.password

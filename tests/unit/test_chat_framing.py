@@ -67,6 +67,9 @@ class FakeMemory:
     def record_exchange(self, session: Session, *args: Any) -> None:
         raise AssertionError("not called")
 
+    def forget_session(self, tenant_id: uuid.UUID, session_id: uuid.UUID) -> int:
+        raise AssertionError("not called")
+
 
 def _services(memory: FakeMemory | None = None) -> ChatServices:
     settings = get_settings()

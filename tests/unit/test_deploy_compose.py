@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +80,31 @@ def test_dockerfile_installs_the_package_and_ocr() -> None:
     for folder in ("graphrag", "api", "workers", "migrations", "config", "prompt_templates"):
         assert f"COPY {folder} ./{folder}" in text
     assert Path(DEPLOY / "docker-compose.yml").exists()
+
+
+# `${NAME}`, `${NAME:-default}`, `${NAME:?error}` as compose interpolates them (`$$` escapes).
+_VARIABLE = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([-?])([^}]*))?\}")
+_SECRETS = ("FLOWER_USER", "FLOWER_PASSWORD", "POSTGRES_PASSWORD", "NEO4J_PASSWORD", "AUTH_PEPPER")
+
+
+def _variables() -> dict[str, set[str]]:
+    """Each interpolated variable of the compose file and how it is used (`-`, `?` or ``)."""
+    found: dict[str, set[str]] = {}
+    for match in _VARIABLE.finditer((DEPLOY / "docker-compose.yml").read_text()):
+        found.setdefault(match.group(1), set()).add(match.group(2) or "")
+    return found
+
+
+def test_flower_asks_for_basic_auth(compose: dict[str, Any]) -> None:
+    env = compose["services"]["flower"]["environment"]
+    user, _, password = env["FLOWER_BASIC_AUTH"].partition("}:")
+    assert user.startswith("${FLOWER_USER:?")
+    assert password.startswith("${FLOWER_PASSWORD:?")
+
+
+def test_secrets_have_no_default() -> None:
+    """The stack refuses to start until every secret is given: none has a shipped value."""
+    variables = _variables()
+    for name in _SECRETS:
+        assert variables.get(name) == {"?"}, f"{name} must be required (${{{name}:?...}})"
+    assert not any("PASSWORD" in name and "-" in uses for name, uses in variables.items())

@@ -24,6 +24,7 @@ pymupdf: Any = _pymupdf
 
 RATIO = 0.01
 MAX_NAME = 40
+MAX_BYTES = 255
 
 
 def _pdf() -> bytes:
@@ -143,17 +144,40 @@ def test_empty_files_are_refused(data: bytes) -> None:
         ("../", FALLBACK_FILE_NAME),
         ("\x00\x01", FALLBACK_FILE_NAME),
         ("   ", FALLBACK_FILE_NAME),
+        ("lone\ud800surrogate.txt", "lonesurrogate.txt"),
     ],
 )
 def test_safe_file_name_neutralises_hostile_names(raw: str, expected: str) -> None:
-    assert safe_file_name(raw, MAX_NAME) == expected
+    assert safe_file_name(raw, MAX_NAME, MAX_BYTES) == expected
 
 
 def test_safe_file_name_shortens_but_keeps_the_extension() -> None:
-    name = safe_file_name("é" * 300 + ".pdf", MAX_NAME)
+    name = safe_file_name("é" * 300 + ".pdf", MAX_NAME, MAX_BYTES)
     assert len(name) == MAX_NAME
     assert name.endswith(".pdf")
     assert name.startswith("é")
+
+
+@pytest.mark.parametrize(
+    ("raw", "extension"),
+    [
+        ("漢" * 300 + ".txt", ".txt"),  # 3 bytes a character: 902 bytes in all
+        ("😀" * 300 + ".pdf", ".pdf"),  # 4 bytes
+        ("é" + "漢" * 300 + ".docx", ".docx"),  # the cut falls inside a character otherwise
+        ("漢" * 300, ""),
+        ("漢" * 300 + "." + "字" * 10, "." + "字" * 10),  # a 31-byte extension is kept
+    ],
+)
+def test_safe_file_name_fits_the_byte_limit_between_characters(raw: str, extension: str) -> None:
+    name = safe_file_name(raw, 200, MAX_BYTES)
+    encoded = name.encode("utf-8")  # would raise on a lone surrogate
+    assert MAX_BYTES - 4 < len(encoded) <= MAX_BYTES
+    assert encoded.decode("utf-8") == name
+    assert name.endswith(extension) and raw.startswith(name[: -len(extension) or None])
+
+
+def test_safe_file_name_byte_limit_applies_to_the_fallback() -> None:
+    assert safe_file_name("..", MAX_NAME, 3, fallback="ééé") == "é"
 
 
 @pytest.mark.parametrize(
@@ -161,7 +185,7 @@ def test_safe_file_name_shortens_but_keeps_the_extension() -> None:
     ["../" * 50 + "x" * 500, "\\\\server\\share\\..\\a.txt", "./.\u200b./b", "\x7f" * 3 + "z"],
 )
 def test_safe_file_name_invariants(raw: str) -> None:
-    name = safe_file_name(raw, MAX_NAME)
+    name = safe_file_name(raw, MAX_NAME, MAX_BYTES)
     assert name
     assert len(name) <= MAX_NAME
     assert "/" not in name and "\\" not in name

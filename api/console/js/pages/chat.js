@@ -127,7 +127,10 @@ function conversation(pane, sessionId, onStreaming) {
     }
   });
   attempt(async () => {
-    const data = await call(`/sessions/${sessionId}`);
+    let data = await call(`/sessions/${sessionId}`);
+    // Messages come a page at a time, oldest first: a long session opens on its latest page.
+    const last = Math.ceil(data.messages_total / data.page_size);
+    if (last > 1) data = await call(`/sessions/${sessionId}?page=${last}`);
     fill(pane, h("h2", { id: "session-title" }, data.title || `Session ${shortId(data.id)}`), log, form);
     log.append(...data.messages.map((m) => messageView(m.role, m.content, m.references)));
     log.scrollTop = log.scrollHeight;
@@ -140,7 +143,8 @@ export function render(root, { params }) {
   const pane = h("section", { class: "card chat-pane", id: "chat-pane", "aria-label": "Conversation" });
   let active = null;
   async function loadSessions() {
-    const [sessions, kbs] = await Promise.all([call("/sessions"), call("/knowledge-bases")]);
+    const [page, kbs] = await Promise.all([call("/sessions?page_size=100"), call("/knowledge-bases")]);
+    const sessions = page.items;
     fill(list, sessions.map((s) => h("li", {},
       h("a", { href: `#/chat/${s.id}`, "aria-current": s.id === params[0] ? "page" : null }, s.title || `Session ${shortId(s.id)}`),
       h("button", { type: "button", class: "danger small", "aria-label": `Delete session ${s.title || shortId(s.id)}`, onclick: () => remove(s) }, "×"))));
