@@ -38,15 +38,15 @@ class AppState:
     llm: LlmClient  # interactive calls (chat, previews): no background slot
     metrics: CollectorRegistry  # series read at scrape time (queue depths), beside the default
 
-    def memory_context(self) -> MemoryContext | None:
-        """The agent memory over this process's services; None without Neo4j (its archive)."""
-        if self.neo4j is None:
-            return None
+    def memory_context(self) -> MemoryContext:
+        """The agent memory over this process's services. Without Neo4j it has no archive
+        (`archival` is False): core and recall memory, in PostgreSQL, still work."""
+        io = MemoryGraphIO(self.neo4j, self.settings.neo4j) if self.neo4j is not None else None
         return MemoryContext(
             settings=self.settings.memory,
             extraction=self.settings.extraction,
             sessions=self.sessions,
-            io=MemoryGraphIO(self.neo4j, self.settings.neo4j),
+            io=io,
             embedder=self.embedder,
         )
 

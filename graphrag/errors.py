@@ -4,15 +4,16 @@ GraphragError
 ├── NotFoundError            404 not_found
 │   └── UnknownModelError        404 model_not_found (a /v1 model id names no base)
 ├── ConflictError            409 conflict
-│   ├── DuplicateDocumentError   409 duplicate_document
-│   └── GraphNotEnabledForKbError 409 kb_graph_disabled
+│   └── DuplicateDocumentError   409 duplicate_document
 ├── InvalidInputError        422 invalid_input
 │   └── EmptyFileError           422 empty_file
 ├── FileTooLargeError        413 file_too_large
 ├── UnsupportedMediaError    415 unsupported_media_type
 ├── ForbiddenError           403 forbidden
 ├── UnauthorizedError        401 unauthorized
-├── GraphDisabledError       503 graph_disabled
+├── GraphDisabledError       503 graph_disabled (NEO4J_ENABLE is off on this server)
+│   ├── GraphNotEnabledForKbError 503 kb_graph_disabled (this base's own graph switch is off)
+│   └── ArchivalMemoryDisabledError 503 archival_memory_disabled (archival facts need Neo4j)
 ├── ServiceUnavailableError  503 service_unavailable
 │   ├── BrokerUnavailableError   503 broker_unavailable (the relay keeps the rows for later)
 │   ├── GraphStoreError          503 graph_store_error
@@ -34,6 +35,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "ArchivalMemoryDisabledError",
     "BrokerUnavailableError",
     "ConflictError",
     "CorruptFileError",
@@ -96,12 +98,6 @@ class DuplicateDocumentError(ConflictError):
     code = "duplicate_document"
 
 
-class GraphNotEnabledForKbError(ConflictError):
-    """The graph is on globally, but this knowledge base does not build one."""
-
-    code = "kb_graph_disabled"
-
-
 class InvalidInputError(GraphragError):
     code = "invalid_input"
     http_status = 422
@@ -132,8 +128,22 @@ class ForbiddenError(GraphragError):
 
 
 class GraphDisabledError(GraphragError):
+    """The knowledge graph is switched off on this server (`NEO4J_ENABLE` is not `true`)."""
+
     code = "graph_disabled"
     http_status = 503
+
+
+class GraphNotEnabledForKbError(GraphDisabledError):
+    """The graph is on globally, but this knowledge base's own switch is off."""
+
+    code = "kb_graph_disabled"
+
+
+class ArchivalMemoryDisabledError(GraphDisabledError):
+    """Archival facts live in Neo4j, which is off; core and recall memory still work."""
+
+    code = "archival_memory_disabled"
 
 
 class ServiceUnavailableError(GraphragError):

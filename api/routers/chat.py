@@ -32,14 +32,13 @@ router = APIRouter(prefix="/api/v1", tags=["chat"])
 
 
 def _services(state: AppState) -> ChatServices:
-    memory = state.memory_context()
     return ChatServices(
         settings=state.settings,
         sessions=state.sessions,
         embedder=state.embedder,
         llm=state.llm,
         graph=state.graph,
-        memory=ChatMemory(memory) if memory is not None else None,
+        memory=ChatMemory(state.memory_context()),
     )
 
 

@@ -12,9 +12,9 @@ from api.deps import AppStateDep, PageParams, RelayDep, SessionDep, SettingsDep,
 from api.dispatch import commit_with_task
 from graphrag.chat.sessions import get_session_row
 from graphrag.db import outbox
-from graphrag.errors import GraphDisabledError, NotFoundError
+from graphrag.errors import ArchivalMemoryDisabledError, NotFoundError
 from graphrag.memory import core_memory, facts_service
-from graphrag.memory.context import MemoryContext
+from graphrag.memory.context import ARCHIVAL_OFF, MemoryContext
 from graphrag.memory.models import EntityNeighbourhood, MemoryFact, MemoryOwner, ScoredFact
 from graphrag.memory.recall_log import last_close_report
 from graphrag.memory.schemas import (
@@ -31,10 +31,11 @@ OwnerQuery = Annotated[str | None, Query(description="whose memory; the default 
 
 
 def get_memory(state: AppStateDep) -> MemoryContext:
-    """The memory over the process's services; its archive needs Neo4j."""
+    """The memory with its archive: 503 `archival_memory_disabled` when Neo4j is off (the
+    core memory routes and the chat's recall log do not need it)."""
     ctx = state.memory_context()
-    if ctx is None:
-        raise GraphDisabledError("the archival memory needs Neo4j (NEO4J_ENABLE=true)")
+    if not ctx.archival:
+        raise ArchivalMemoryDisabledError(ARCHIVAL_OFF)
     return ctx
 
 
@@ -147,8 +148,11 @@ def close_session(
     relay: RelayDep,
     tenant: TenantDep,
 ) -> SessionCloseQueued:
-    """Queue the close of a session: its log becomes facts in the owner's archival memory."""
+    """Queue the close of a session: its log becomes facts in the owner's archival memory
+    (503 `archival_memory_disabled` without Neo4j: there is nowhere to put them)."""
     get_session_row(session, tenant, session_id)  # another tenant's session is not found
+    if not settings.neo4j.enable:
+        raise ArchivalMemoryDisabledError(ARCHIVAL_OFF)
     who = _owner(tenant, body.owner, settings)
     task = outbox.close_memory_session(who.tenant_id, who.owner, session_id)
     commit_with_task(session, relay, task)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from graphrag.errors import ArchivalMemoryDisabledError
 from graphrag.llm.client import LlmClient
 from graphrag.memory.archive import MemoryArchive
 from graphrag.memory.clock import Clock, system_clock
@@ -14,7 +15,9 @@ from graphrag.memory.graph_io import MemoryGraphIO
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import ExtractionSettings, MemorySettings
 
-__all__ = ["MemoryContext"]
+__all__ = ["ARCHIVAL_OFF", "MemoryContext"]
+
+ARCHIVAL_OFF = "the archival memory needs Neo4j (NEO4J_ENABLE=true); core and recall memory work"
 
 
 @dataclass(frozen=True)
@@ -24,15 +27,28 @@ class MemoryContext:
     settings: MemorySettings
     extraction: ExtractionSettings
     sessions: sessionmaker[Session]
-    io: MemoryGraphIO
+    io: MemoryGraphIO | None  # None: Neo4j is off, no archival facts (core and recall still work)
     embedder: Embedder
     llm: LlmClient | None = None
     clock: Clock = system_clock
 
     @property
+    def archival(self) -> bool:
+        """Whether archival facts (Neo4j) are available; core and recall memory always are."""
+        return self.io is not None
+
+    def graph_io(self) -> MemoryGraphIO:
+        """The Neo4j side of the memory; `ArchivalMemoryDisabledError` when Neo4j is off."""
+        if self.io is None:
+            raise ArchivalMemoryDisabledError(ARCHIVAL_OFF)
+        return self.io
+
+    @property
     def archive(self) -> MemoryArchive:
-        return MemoryArchive(self.io, self.settings)
+        """The archival facts; `ArchivalMemoryDisabledError` when Neo4j is off."""
+        return MemoryArchive(self.graph_io(), self.settings)
 
     @property
     def entities(self) -> MemoryEntityGraph:
-        return MemoryEntityGraph(self.io, self.settings)
+        """The memory's entity graph; `ArchivalMemoryDisabledError` when Neo4j is off."""
+        return MemoryEntityGraph(self.graph_io(), self.settings)
