@@ -38,10 +38,11 @@ class AppState:
     llm: LlmClient  # interactive calls (chat, previews): the interactive slots
     rate_limiter: RateLimiter  # requests per API key, checked after authentication
     metrics: CollectorRegistry  # series read at scrape time (queue depths), beside the default
-    memory: MemoryContext | None  # built once by `open_memory_context`; None without Neo4j
+    memory: MemoryContext  # built once by `open_memory_context`
 
-    def memory_context(self) -> MemoryContext | None:
-        """The agent memory over this process's services; None without Neo4j (its archive)."""
+    def memory_context(self) -> MemoryContext:
+        """The agent memory over this process's services. Without Neo4j it has no archive
+        (`archival` is False): core and recall memory, in PostgreSQL, still work."""
         return self.memory
 
     def face_services(self) -> FaceServices:

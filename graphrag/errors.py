@@ -4,8 +4,7 @@ GraphragError
 ├── NotFoundError            404 not_found
 │   └── UnknownModelError        404 model_not_found (a /v1 model id names no base)
 ├── ConflictError            409 conflict
-│   ├── DuplicateDocumentError   409 duplicate_document
-│   └── GraphNotEnabledForKbError 409 kb_graph_disabled
+│   └── DuplicateDocumentError   409 duplicate_document
 ├── InvalidInputError        422 invalid_input
 │   ├── EmptyFileError           422 empty_file
 │   ├── UrlTargetRefusedError    422 url_target_refused (a private, loopback or reserved address)
@@ -17,7 +16,9 @@ GraphragError
 │   └── OwnerForbiddenError      403 owner_forbidden (a key asked for another memory owner)
 ├── RateLimitedError         429 rate_limited (with Retry-After)
 ├── UnauthorizedError        401 unauthorized
-├── GraphDisabledError       503 graph_disabled
+├── GraphDisabledError       503 graph_disabled (NEO4J_ENABLE is off on this server)
+│   ├── GraphNotEnabledForKbError 503 kb_graph_disabled (this base's own graph switch is off)
+│   └── ArchivalMemoryDisabledError 503 archival_memory_disabled (archival facts need Neo4j)
 ├── ServiceUnavailableError  503 service_unavailable
 │   ├── BrokerUnavailableError   503 broker_unavailable (the relay keeps the rows for later)
 │   ├── GraphStoreError          503 graph_store_error
@@ -40,6 +41,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "ArchivalMemoryDisabledError",
     "BrokerUnavailableError",
     "ConflictError",
     "CorruptFileError",
@@ -110,12 +112,6 @@ class DuplicateDocumentError(ConflictError):
     code = "duplicate_document"
 
 
-class GraphNotEnabledForKbError(ConflictError):
-    """The graph is on globally, but this knowledge base does not build one."""
-
-    code = "kb_graph_disabled"
-
-
 class InvalidInputError(GraphragError):
     code = "invalid_input"
     http_status = 422
@@ -182,8 +178,22 @@ class OwnerForbiddenError(ForbiddenError):
 
 
 class GraphDisabledError(GraphragError):
+    """The knowledge graph is switched off on this server (`NEO4J_ENABLE` is not `true`)."""
+
     code = "graph_disabled"
     http_status = 503
+
+
+class GraphNotEnabledForKbError(GraphDisabledError):
+    """The graph is on globally, but this knowledge base's own switch is off."""
+
+    code = "kb_graph_disabled"
+
+
+class ArchivalMemoryDisabledError(GraphDisabledError):
+    """Archival facts live in Neo4j, which is off; core and recall memory still work."""
+
+    code = "archival_memory_disabled"
 
 
 class ServiceUnavailableError(GraphragError):

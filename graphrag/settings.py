@@ -210,7 +210,13 @@ class IngestSettings(_Section):
     url_max_redirects: int = Field(ge=0)
     stuck_after_s: int
     reconcile_interval_s: int
-    vision_model: str | None
+    vision_model: str | None = Field(
+        description="an OpenAI-compatible vision model on the LLM server; None: no captions"
+    )
+    caption_max_images: int = Field(ge=0, description="images captioned per document")
+    caption_max_tokens: int = Field(gt=0, description="length of one caption, in tokens")
+    caption_timeout_s: float = Field(gt=0.0, description="one caption request")
+    caption_max_chars: int = Field(gt=0, description="a caption is cut to this many characters")
     file_name_max_chars: int = Field(gt=0)
     file_name_max_bytes: int = Field(gt=0, le=255, description="UTF-8 bytes of a stored file name")
     ocr_max_pixels: int
@@ -260,6 +266,8 @@ class CelerySettings(_Section):
     broker_visibility_timeout_s: int
     graph_pool: Literal["threads", "prefork"]
     graph_threads_per_slot: int = Field(ge=1)
+    heartbeat_interval_s: float = Field(gt=0.0, description="a worker renews its heartbeat")
+    heartbeat_ttl_s: float = Field(gt=0.0, description="a worker silent this long is gone")
 
 
 class OutboxSettings(_Section):

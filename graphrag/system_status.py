@@ -17,8 +17,16 @@ from graphrag.db.outbox import OutboxBacklog, outbox_backlog
 from graphrag.graph.neo4j_client import neo4j_version
 from graphrag.llm.server_info import read_server_info, slot_limit
 from graphrag.settings import Settings
+from graphrag.worker_liveness import WorkerLiveness, read_workers
 
-__all__ = ["LlmStatus", "ServiceHealth", "SystemStatus", "collect_status", "graph_engine_name"]
+__all__ = [
+    "LlmStatus",
+    "MemoryStatus",
+    "ServiceHealth",
+    "SystemStatus",
+    "collect_status",
+    "graph_engine_name",
+]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +51,14 @@ class LlmStatus(BaseModel):
     detail: str | None = None
 
 
+class MemoryStatus(BaseModel):
+    """The agent memory's parts: core and recall live in PostgreSQL, archival facts in Neo4j."""
+
+    core: Literal["enabled"] = "enabled"
+    recall: Literal["enabled"] = "enabled"
+    archival: Literal["enabled", "disabled"]
+
+
 class SystemStatus(BaseModel):
     version: str
     graph_database_engine: str
@@ -51,6 +67,8 @@ class SystemStatus(BaseModel):
     graph: ServiceHealth
     outbox: OutboxBacklog | None  # background tasks not yet settled; None when the database is down
     llm: LlmStatus
+    workers: WorkerLiveness
+    memory: MemoryStatus
 
 
 def graph_engine_name(settings: Settings) -> str:
@@ -115,7 +133,8 @@ def _llm(settings: Settings) -> LlmStatus:
 def collect_status(
     settings: Settings, engine: Engine, redis_client: redis.Redis[bytes], driver: Driver | None
 ) -> SystemStatus:
-    """Ask each service for its version; a failing one is reported down, never raised."""
+    """Ask each service for its version, read the workers' heartbeats; a failing service is
+    reported down, never raised."""
     return SystemStatus(
         version=settings.version,
         graph_database_engine=graph_engine_name(settings),
@@ -124,4 +143,11 @@ def collect_status(
         graph=_graph(driver, settings),
         outbox=_outbox(engine),
         llm=_llm(settings),
+        workers=read_workers(redis_client, settings.celery, _queues(settings)),
+        memory=MemoryStatus(archival="enabled" if settings.neo4j.enable else "disabled"),
     )
+
+
+def _queues(settings: Settings) -> list[str]:
+    c = settings.celery
+    return [c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue]

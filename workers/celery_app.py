@@ -21,6 +21,7 @@ TASK_MODULES = [
     "workers.tasks_graph",
     "workers.tasks_memory",
     "workers.outbox_hooks",
+    "workers.heartbeat",
 ]
 
 

@@ -22,9 +22,7 @@ _SOFT_LIMIT_S = _celery.docparse_time_limit_s - _celery.docparse_soft_limit_marg
 class _ProcessTask(Task):
     """A crash of the processing (a bug, a time limit) ends the document `failed`, not stuck."""
 
-    def on_failure(
-        self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any
-    ) -> None:
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         knowledge_id, attempt = args
         reason = None
         if isinstance(exc, SoftTimeLimitExceeded):

@@ -23,9 +23,7 @@ BROKER_ERRORS = (redis.RedisError, OperationalError)
 class _ExtractTask(Task):
     """An unexpected crash (a bug) still settles the chunk, so the document reaches an end."""
 
-    def on_failure(
-        self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any
-    ) -> None:
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         if isinstance(exc, BROKER_ERRORS):
             # The broker (also the LLM slot store) went away mid-task: not the chunk's fault. The
             # chunk stays pending and the outbox sends its task again once the broker is back.

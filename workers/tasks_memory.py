@@ -8,7 +8,7 @@ import threading
 import uuid
 from typing import Any
 
-from graphrag.errors import GraphDisabledError, GraphStoreError
+from graphrag.errors import GraphStoreError
 from graphrag.memory.context import MemoryContext, open_memory_context
 from graphrag.memory.idle_sweep import queue_idle_closes
 from graphrag.memory.models import MemoryOwner
@@ -25,22 +25,20 @@ _contexts: dict[int, MemoryContext] = {}
 
 
 def _context() -> MemoryContext:
-    """This process's memory context (schema ensured once); GraphDisabledError without Neo4j."""
+    """This process's memory context (schema ensured once); without Neo4j its archive raises
+    ArchivalMemoryDisabledError."""
     pid = os.getpid()
     with _lock:
         ctx = _contexts.get(pid)
         if ctx is None:
             ingest = ingest_context()
-            opened = open_memory_context(
+            ctx = _contexts[pid] = open_memory_context(
                 ingest.settings,
                 ingest.sessions,
                 neo4j_driver(),
                 ingest.embedder,
                 graph_context().llm,
             )
-            if opened is None:
-                raise GraphDisabledError("the archival memory needs Neo4j (NEO4J_ENABLE=true)")
-            ctx = _contexts[pid] = opened
         return ctx
 
 

@@ -48,14 +48,13 @@ _DEFS = "#/$defs/"
 
 
 def _services(state: AppState) -> ChatServices:
-    memory = state.memory_context()
     return ChatServices(
         settings=state.settings,
         sessions=state.sessions,
         embedder=state.embedder,
         llm=state.llm,
         graph=state.graph,
-        memory=ChatMemory(memory) if memory is not None else None,
+        memory=ChatMemory(state.memory_context()),
     )
 
 

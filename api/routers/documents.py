@@ -29,6 +29,7 @@ from graphrag.ingest.schemas import (
     BatchItem,
     BatchUpload,
     ChunkPublic,
+    ChunkUpdate,
     ItemError,
     KnowledgePublic,
     KnowledgeStages,
@@ -199,6 +200,14 @@ def list_chunks(
 def get_chunk(chunk_id: uuid.UUID, session: SessionDep, tenant: TenantDep) -> ChunkPublic:
     """One chunk by id, as cited by the chat or named by the graph search."""
     return documents.get_chunk(session, tenant, chunk_id)
+
+
+@router.patch("/chunks/{chunk_id}")
+def update_chunk(
+    chunk_id: uuid.UUID, body: ChunkUpdate, session: SessionDep, tenant: TenantDep
+) -> ChunkPublic:
+    """Enable or disable one chunk: search, the chat and graph-search's sources honour it."""
+    return documents.update_chunk(session, tenant, chunk_id, body)
 
 
 @router.post("/knowledge/{knowledge_id}/reparse", status_code=status.HTTP_202_ACCEPTED)

@@ -41,9 +41,12 @@ _EXAMPLES = {
     "/{kb_id}/graph-search",
     responses={
         404: _error("knowledge base not found", "not_found"),
-        409: _error("this knowledge base does not build a knowledge graph", "kb_graph_disabled"),
         422: _error("the request is not valid", "invalid_input"),
-        503: _error("the knowledge graph is not enabled on this server", "graph_disabled"),
+        503: _error(
+            "the knowledge graph is not enabled on this server (`graph_disabled`), or this"
+            " knowledge base's own graph switch is off (`kb_graph_disabled`)",
+            "graph_disabled",
+        ),
     },
 )
 def graph_search(

@@ -9,6 +9,7 @@ from fastapi import APIRouter, status
 from api.deps import GraphStoreDep, RelayDep, SessionDep, SettingsDep, TenantDep
 from api.dispatch import commit_with_task
 from graphrag.db import outbox
+from graphrag.ingest import graph_switch
 from graphrag.kb import service
 from graphrag.kb.schemas import KnowledgeBaseCreate, KnowledgeBasePublic, KnowledgeBaseUpdate
 
@@ -48,10 +49,19 @@ def update_knowledge_base(
     session: SessionDep,
     settings: SettingsDep,
     graph: GraphStoreDep,
+    relay: RelayDep,
     tenant: TenantDep,
 ) -> KnowledgeBasePublic:
-    """Change fields; new chunking applies to documents parsed afterwards."""
-    return service.update_kb(session, settings, graph, tenant, kb_id, body)
+    """Change fields; new chunking applies to documents parsed afterwards.
+
+    Turning the graph on queues the extraction of the base's completed documents (each one's
+    `graph` stage counts its chunks down); turning it off stops the extraction still owed.
+    """
+    outcome = graph_switch.update_base(session, settings, graph, tenant, kb_id, body)
+    if outcome.tasks_queued:
+        session.commit()
+        relay.kick()
+    return outcome.base
 
 
 @router.delete("/{kb_id}", status_code=status.HTTP_202_ACCEPTED)

@@ -14,9 +14,9 @@ from graphrag.auth.models import Principal
 from graphrag.chat.sessions import get_session_row
 from graphrag.db import outbox
 from graphrag.db.pages import Page
-from graphrag.errors import GraphDisabledError, NotFoundError
+from graphrag.errors import ArchivalMemoryDisabledError, NotFoundError
 from graphrag.memory import core_memory, facts_service
-from graphrag.memory.context import MemoryContext
+from graphrag.memory.context import ARCHIVAL_OFF, MemoryContext
 from graphrag.memory.models import EntityNeighbourhood, MemoryFact, MemoryOwner, ScoredFact
 from graphrag.memory.recall_log import last_close_report
 from graphrag.memory.schemas import (
@@ -36,14 +36,15 @@ OwnerQuery = Annotated[
 
 
 def get_memory(state: AppStateDep, _caller: PrincipalDep) -> MemoryContext:
-    """The memory over the process's services; its archive needs Neo4j.
+    """The memory with its archive: 503 `archival_memory_disabled` when Neo4j is off (the
+    core memory routes and the chat's recall log do not need it).
 
     It depends on the caller so that authentication always comes first: a request without a
-    valid key is 401 whether the memory is on or not, and the 503 is told to callers only.
+    valid key is 401 whether the archive is on or not, and the 503 is told to callers only.
     """
     ctx = state.memory_context()
-    if ctx is None:
-        raise GraphDisabledError("the archival memory needs Neo4j (NEO4J_ENABLE=true)")
+    if not ctx.archival:
+        raise ArchivalMemoryDisabledError(ARCHIVAL_OFF)
     return ctx
 
 
@@ -189,8 +190,11 @@ def close_session(
     settings: SettingsDep,
     relay: RelayDep,
 ) -> SessionCloseQueued:
-    """Queue the close of a session: its log becomes facts in the owner's archival memory."""
+    """Queue the close of a session: its log becomes facts in the owner's archival memory
+    (503 `archival_memory_disabled` without Neo4j: there is nowhere to put them)."""
     get_session_row(session, tenant, session_id)  # another tenant's session is not found
+    if not settings.neo4j.enable:
+        raise ArchivalMemoryDisabledError(ARCHIVAL_OFF)
     who = _owner(tenant, caller, body.owner, settings)
     task = outbox.close_memory_session(who.tenant_id, who.owner, session_id)
     commit_with_task(session, relay, task)

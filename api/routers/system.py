@@ -23,8 +23,9 @@ def health() -> dict[str, str]:
 @router.get("/api/v1/system", response_model=SystemStatus, dependencies=[requires(Capability.READ)])
 async def system(state: AppStateDep) -> SystemStatus:
     """Versions and health of PostgreSQL, Redis, the graph engine ("Neo4j" or "Not Enabled")
-    and the LLM server (its model, the slots it reports, the background limit they give), and
-    the task outbox's backlog (unsent, in flight, failed).
+    and the LLM server (reachable, its model, the slots it reports, the background limit they
+    give); the live workers (from their heartbeats) and the queues none consumes; the task
+    outbox's backlog (unsent, in flight, failed); which parts of the agent memory work.
 
     Needs the `read` capability: service versions are of no use to anonymous callers.
     """

@@ -30,6 +30,7 @@ from graphrag.ingest.file_names import safe_file_name
 from graphrag.ingest.file_types import detect_file_type
 from graphrag.ingest.schemas import (
     ChunkPublic,
+    ChunkUpdate,
     IngestionUsage,
     KnowledgePublic,
     KnowledgeStages,
@@ -54,6 +55,7 @@ __all__ = [
     "request_reparse",
     "text_document",
     "text_import_document",
+    "update_chunk",
 ]
 
 
@@ -237,10 +239,11 @@ def list_chunks(
     )
 
 
-def get_chunk(session: Session, tenant_id: uuid.UUID, chunk_id: uuid.UUID) -> ChunkPublic:
-    """A chunk of the current version of a document of this tenant, else 404: what the
-    document's chunk list shows (a citation or a graph source opened by id)."""
-    chunk = session.execute(
+def _chunk_row(
+    session: Session, tenant_id: uuid.UUID, chunk_id: uuid.UUID, *, for_update: bool = False
+) -> Chunk:
+    """A chunk of the current version of a document of this tenant, else 404."""
+    query = (
         select(Chunk)
         .join(Knowledge, chunk_of_current_attempt())
         .where(
@@ -248,9 +251,30 @@ def get_chunk(session: Session, tenant_id: uuid.UUID, chunk_id: uuid.UUID) -> Ch
             Knowledge.tenant_id == tenant_id,
             Knowledge.parse_status != ParseStatus.DELETING,
         )
-    ).scalar_one_or_none()
+    )
+    if for_update:
+        query = query.with_for_update(of=Chunk)
+    chunk = session.execute(query).scalar_one_or_none()
     if chunk is None:
         raise NotFoundError("chunk not found", chunk_id=str(chunk_id))
+    return chunk
+
+
+def get_chunk(session: Session, tenant_id: uuid.UUID, chunk_id: uuid.UUID) -> ChunkPublic:
+    """A chunk of the current version of a document of this tenant, else 404: what the
+    document's chunk list shows (a citation or a graph source opened by id)."""
+    return ChunkPublic.model_validate(_chunk_row(session, tenant_id, chunk_id))
+
+
+def update_chunk(
+    session: Session, tenant_id: uuid.UUID, chunk_id: uuid.UUID, body: ChunkUpdate
+) -> ChunkPublic:
+    """Enable or disable a chunk. A disabled chunk is left out of search, the chat and the
+    graph's sources (graph-search drops what only it supports); its graph stays, so enabling it
+    again brings everything back without a new extraction."""
+    chunk = _chunk_row(session, tenant_id, chunk_id, for_update=True)
+    chunk.enabled = body.enabled
+    session.flush()
     return ChunkPublic.model_validate(chunk)
 
 

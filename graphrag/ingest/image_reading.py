@@ -20,9 +20,15 @@ def read_image(
     *,
     media_type: str = PNG_MEDIA_TYPE,
 ) -> ImageText:
-    """OCR `image` with the configured languages and timeout; caption it if a captioner is set."""
+    """OCR `image` with the configured languages and timeout; caption it if a captioner is set.
+
+    A scanned page rendered whole is not captioned: its words are the OCR's, and "a page of
+    text" describes nothing.
+    """
     result = ocr_image(image, languages=settings.ocr_languages, timeout_s=settings.ocr_timeout_s)
-    caption = captioner.caption(image, media_type=media_type) if captioner is not None else None
+    caption = None
+    if captioner is not None and source is not ImageSource.PAGE_RENDER:
+        caption = captioner.caption(image, media_type=media_type)
     return ImageText(
         source=source,
         ocr_text=result.text,

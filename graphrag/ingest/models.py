@@ -126,6 +126,14 @@ class ParsedPage(BaseModel):
         return self.scanned and self.text_chars == 0 and self.ocr_chars == 0
 
 
+class CaptionStats(BaseModel):
+    """What captioning did for one document (see `ingest.captioning`)."""
+
+    captioned: int = 0
+    failed: int = 0
+    skipped: int = 0  # images beyond `ingest.caption_max_images`
+
+
 class DocumentStats(BaseModel):
     """Counts kept on the document so that a page yielding nothing is visible, not hidden."""
 
@@ -140,6 +148,9 @@ class DocumentStats(BaseModel):
     images_ocr: int
     images_skipped: int
     repaired: bool
+    images_captioned: int = 0
+    captions_failed: int = 0
+    captions_skipped: int = 0
 
 
 class ParsedDocument(BaseModel):
@@ -150,6 +161,7 @@ class ParsedDocument(BaseModel):
     file_type: FileType
     pages: list[ParsedPage]
     repaired: bool = False  # the file was damaged and rebuilt by the parser (PDF)
+    captions: CaptionStats = Field(default_factory=CaptionStats)
 
     @property
     def stats(self) -> DocumentStats:
@@ -167,4 +179,7 @@ class ParsedDocument(BaseModel):
             images_ocr=sum(len(page.images) for page in self.pages),
             images_skipped=sum(page.images_skipped for page in self.pages),
             repaired=self.repaired,
+            images_captioned=self.captions.captioned,
+            captions_failed=self.captions.failed,
+            captions_skipped=self.captions.skipped,
         )

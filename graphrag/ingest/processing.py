@@ -21,6 +21,7 @@ from graphrag.db.lifecycle import lock_current, mark_failed, set_stage
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 from graphrag.db.outbox import enqueue, extract_chunk
 from graphrag.errors import InvalidInputError, ParseError
+from graphrag.ingest.captioning import build_captioner
 from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.graph_purges import remove_document_graph
@@ -69,7 +70,7 @@ def chunk_id_for(knowledge_id: uuid.UUID, attempt: int, seq: int) -> uuid.UUID:
 class _Job:
     """What the claim step learnt, so later steps do not go back to the database for it."""
 
-    def __init__(self, doc: Knowledge, kb: KnowledgeBase, graph_on: bool) -> None:
+    def __init__(self, doc: Knowledge, kb: KnowledgeBase) -> None:
         self.knowledge_id = doc.id
         self.kb_id = doc.kb_id
         self.attempt = doc.attempt
@@ -77,7 +78,6 @@ class _Job:
         self.storage_path = doc.storage_path or ""
         self.chunking = ChunkingConfig.model_validate(kb.chunking)
         self.indexing = IndexingStrategy.model_validate(kb.indexing)
-        self.graph_on = graph_on
 
 
 def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | None:
@@ -94,7 +94,7 @@ def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | 
             return None
         doc.parse_status = ParseStatus.PROCESSING
         doc.status_changed_at = func.now()
-        return _Job(doc, kb, kb_graph_on(ctx.settings, kb))
+        return _Job(doc, kb)
 
 
 def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> ProcessOutcome:
@@ -160,7 +160,10 @@ def _parse(ctx: IngestContext, job: _Job) -> ParsedDocument | None:
         if not _stage(ctx, job, Stage.PARSE, StageStatus.RUNNING, done=done, total=total):
             raise _SupersededError
 
-    parsed = parse_file(data, job.file_type, ctx.settings.ingest, on_page=on_page)
+    captioner = build_captioner(ctx.settings)
+    parsed = parse_file(data, job.file_type, ctx.settings.ingest, captioner, on_page=on_page)
+    if captioner is not None:
+        parsed = parsed.model_copy(update={"captions": captioner.stats})
     pages = len(parsed.pages)
     seconds = time.monotonic() - started
     if not _stage(
@@ -230,6 +233,8 @@ def _write(
     started = time.monotonic()
     rows = _chunk_rows(job, drafts, vectors)
     with session_scope(ctx.sessions) as session:
+        # The base first, then the document: the order a base's update or deletion locks them.
+        graph_on = _graph_on_now(ctx, session, job)
         doc = lock_current(session, job.knowledge_id, job.attempt, _CLAIMABLE)
         if doc is None:
             return None
@@ -237,7 +242,7 @@ def _write(
         if rows:
             session.execute(insert(Chunk), rows)
         cap = ctx.settings.ingest.graph_max_chunks
-        graph_ids, over = _select_for_graph(session, job, cap) if job.graph_on else ([], 0)
+        graph_ids, over = _select_for_graph(session, job, cap) if graph_on else ([], 0)
         doc.chunk_count = len(rows)
         doc.page_count = len(parsed.pages)
         doc.stats = parsed.stats.model_dump()
@@ -266,6 +271,15 @@ def _write(
             Stage.GRAPH: graph_stage.stored(),
         }
         return graph_ids
+
+
+def _graph_on_now(ctx: IngestContext, session: Any, job: _Job) -> bool:
+    """The base's graph switch as committed now, read under a share lock of the base's row: a
+    switch flipped while this document was parsed is seen here (see `ingest.graph_switch`)."""
+    kb = session.execute(
+        select(KnowledgeBase).where(KnowledgeBase.id == job.kb_id).with_for_update(read=True)
+    ).scalar_one_or_none()
+    return kb is not None and kb_graph_on(ctx.settings, kb)
 
 
 def _select_for_graph(session: Any, job: _Job, cap: int) -> tuple[list[uuid.UUID], int]:

@@ -15,6 +15,7 @@ __all__ = [
     "BatchItem",
     "BatchUpload",
     "ChunkPublic",
+    "ChunkUpdate",
     "IngestionUsage",
     "ItemError",
     "KnowledgePublic",
@@ -116,6 +117,14 @@ class ChunkPublic(BaseModel):
     enabled: bool
     graph_status: GraphStatus
     graph_error: str | None
+
+
+class ChunkUpdate(BaseModel):
+    """What a client may change on a chunk: whether search, the chat and the graph use it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool
 
 
 class ItemError(BaseModel):

@@ -30,12 +30,14 @@ class ChatMemory:
         """Core memory and the three-phase recall for `query`, as a system-prompt block.
 
         The facts returned count as accessed: call it once per session start (or per turn
-        when every turn should refresh what is recalled).
+        when every turn should refresh what is recalled). Without the archive (Neo4j off),
+        core memory alone.
         """
         who = MemoryOwner(tenant_id=tenant_id, owner=owner)
         with session_scope(self.ctx.sessions) as db:
             core = read_core(db, who, self.ctx.settings)
-        return render_memory_block(core, session_start_recall(self.ctx, who, query))
+        recalled = session_start_recall(self.ctx, who, query) if self.ctx.archival else None
+        return render_memory_block(core, recalled)
 
     def core(self, tenant_id: uuid.UUID, owner: str) -> str:
         """Core memory alone, as a system-prompt block: PostgreSQL only, no fact is touched."""

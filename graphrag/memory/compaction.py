@@ -46,7 +46,8 @@ def compact_session(
 ) -> CompactionResult:
     """Fit `messages` to the budget; a summary, if one was made, is stored as the session's one."""
     fitted = fit_context(messages, ctx.settings)
-    if fitted.summary is None:
+    if fitted.summary is None or not ctx.archival:
+        # Without the archive (Neo4j off) the summary still leads the prompt, unstored.
         return CompactionResult(context=fitted)
     fact = NewFact(
         text=fitted.summary,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from neo4j import Driver
 from sqlalchemy.orm import Session, sessionmaker
 
+from graphrag.errors import ArchivalMemoryDisabledError
 from graphrag.llm.client import LlmClient
 from graphrag.memory.archive import MemoryArchive
 from graphrag.memory.clock import Clock, system_clock
@@ -16,7 +17,9 @@ from graphrag.memory.schema import ensure_memory_schema
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import ExtractionSettings, MemorySettings, Settings
 
-__all__ = ["MemoryContext", "open_memory_context"]
+__all__ = ["ARCHIVAL_OFF", "MemoryContext", "open_memory_context"]
+
+ARCHIVAL_OFF = "the archival memory needs Neo4j (NEO4J_ENABLE=true); core and recall memory work"
 
 
 @dataclass(frozen=True)
@@ -26,18 +29,31 @@ class MemoryContext:
     settings: MemorySettings
     extraction: ExtractionSettings
     sessions: sessionmaker[Session]
-    io: MemoryGraphIO
+    io: MemoryGraphIO | None  # None: Neo4j is off, no archival facts (core and recall still work)
     embedder: Embedder
     llm: LlmClient | None = None
     clock: Clock = system_clock
 
     @property
+    def archival(self) -> bool:
+        """Whether archival facts (Neo4j) are available; core and recall memory always are."""
+        return self.io is not None
+
+    def graph_io(self) -> MemoryGraphIO:
+        """The Neo4j side of the memory; `ArchivalMemoryDisabledError` when Neo4j is off."""
+        if self.io is None:
+            raise ArchivalMemoryDisabledError(ARCHIVAL_OFF)
+        return self.io
+
+    @property
     def archive(self) -> MemoryArchive:
-        return MemoryArchive(self.io, self.settings)
+        """The archival facts; `ArchivalMemoryDisabledError` when Neo4j is off."""
+        return MemoryArchive(self.graph_io(), self.settings)
 
     @property
     def entities(self) -> MemoryEntityGraph:
-        return MemoryEntityGraph(self.io, self.settings)
+        """The memory's entity graph; `ArchivalMemoryDisabledError` when Neo4j is off."""
+        return MemoryEntityGraph(self.graph_io(), self.settings)
 
 
 def open_memory_context(
@@ -46,14 +62,13 @@ def open_memory_context(
     driver: Driver | None,
     embedder: Embedder,
     llm: LlmClient | None = None,
-) -> MemoryContext | None:
+) -> MemoryContext:
     """The memory over one process's services, its Neo4j schema ensured: the API's lifespan and
-    a memory worker both build theirs here, once. None without Neo4j (the archive lives there).
-    """
-    if driver is None:
-        return None
-    io = MemoryGraphIO(driver, settings.neo4j)
-    ensure_memory_schema(io, settings.embedding.dim)
+    a memory worker both build theirs here, once. Without Neo4j it has no archive (`archival`
+    is False); core and recall memory, in PostgreSQL, still work."""
+    io = MemoryGraphIO(driver, settings.neo4j) if driver is not None else None
+    if io is not None:
+        ensure_memory_schema(io, settings.embedding.dim)
     return MemoryContext(
         settings=settings.memory,
         extraction=settings.extraction,

@@ -79,7 +79,7 @@ def add_fact(
     fact_id = uuid.uuid4()
     now = ctx.clock()
     names = ctx.entities.known_names_in(owner, body, capped=False)
-    ctx.io.write_all(
+    ctx.graph_io().write_all(
         [
             ctx.archive.create_statement(owner, [(fact_id, fact, vector)], now),
             ctx.entities.link_mentions(owner, [(fact_id, names)]),

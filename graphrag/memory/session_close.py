@@ -156,7 +156,8 @@ def close_session(
     links = _mention_links(kept, [e.name for e in entities] + known)
     now = ctx.clock()
     relations = graph_relations(llm.graph)
-    results = ctx.io.write_all(_statements(owner, kept, entities, relations, links, kb_labels, now))
+    statements = _statements(owner, kept, entities, relations, links, kb_labels, now)
+    results = ctx.graph_io().write_all(statements)
     report = SessionCloseReport(
         **base,
         messages=len(messages),

@@ -82,10 +82,22 @@ class RuleMatch(_Strict):
     user: TextMatch | None = None  # last user message (embeddings: the inputs, one per line)
     system: TextMatch | None = None  # system message(s), joined
     model: TextMatch | None = None
+    image: bool | None = None  # True: the last user message carries an image (vision); False: none
 
-    def accepts(self, endpoint: Endpoint, user: str | None, system: str | None, model: str) -> bool:
-        """Whether a request with these parts matches."""
+    def accepts(
+        self,
+        endpoint: Endpoint,
+        user: str | None,
+        system: str | None,
+        model: str,
+        *,
+        images: int = 0,
+    ) -> bool:
+        """Whether a request with these parts (and `images` images in its last user message)
+        matches."""
         checks = ((self.user, user), (self.system, system), (self.model, model))
+        if self.image is not None and self.image != (images > 0):
+            return False
         return endpoint == self.endpoint and all(m is None or m.accepts(t) for m, t in checks)
 
 
@@ -189,12 +201,18 @@ class ScriptState:
             self._hits = [0] * len(script.rules)
 
     def choose(
-        self, endpoint: Endpoint, user: str | None, system: str | None, model: str
+        self,
+        endpoint: Endpoint,
+        user: str | None,
+        system: str | None,
+        model: str,
+        *,
+        images: int = 0,
     ) -> Choice:
         """First matching rule's reply, with its fault while its `times` budget lasts."""
         with self._lock:
             for index, rule in enumerate(self._script.rules):
-                if not rule.match.accepts(endpoint, user, system, model):
+                if not rule.match.accepts(endpoint, user, system, model, images=images):
                     continue
                 self._hits[index] += 1
                 fault = rule.fault

@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible HTTP server for tests.
 
-Serves `POST /v1/chat/completions` (plain and SSE streaming, text or tool calls),
+Serves `POST /v1/chat/completions` (plain and SSE streaming, text or tool calls; images as
+base64 data URLs, as vision models take them, checked and matched by `RuleMatch.image`),
 `POST /v1/embeddings` (deterministic unit vectors), `GET /v1/models` and llama.cpp's
 `GET /props` (its slot count), answering from the rules of a `Script` (see
 `tests.fakes.llm_script`); chat requests hold one of the script's slots (`tests.fakes.llm_slots`).
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import binascii
 import itertools
 import json
 import socket
@@ -84,6 +87,30 @@ def _chat_parts(body: dict[str, Any]) -> tuple[str | None, str | None]:
     user = _message_text(users[-1].get("content")) if users else None
     system = "\n".join(_message_text(m.get("content")) for m in systems) if systems else None
     return user, system
+
+
+def _image_count(body: dict[str, Any]) -> int:
+    """Images in the last user message, each checked as a vision server reads it: an
+    `image_url` part whose URL is a base64 data URL of an image (else the request is refused)."""
+    users = [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
+    if not isinstance(content, list):
+        return 0
+    count = 0
+    for part in content:
+        if not isinstance(part, dict) or part.get("type") != "image_url":
+            continue
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else None
+        head, _, payload = str(url or "").partition(",")
+        if not (head.startswith("data:image/") and head.endswith(";base64") and payload):
+            raise _BadRequestError("an image_url must be a base64 data URL of an image")
+        try:
+            base64.b64decode(payload, validate=True)
+        except binascii.Error as exc:
+            raise _BadRequestError(f"the image's base64 is invalid: {exc}") from exc
+        count += 1
+    return count
 
 
 def _all_text(body: dict[str, Any]) -> str:
@@ -158,9 +185,15 @@ class _Handlers:
         return body, index
 
     def _choose(
-        self, endpoint: Endpoint, body: dict[str, Any], user: str | None, system: str | None
+        self,
+        endpoint: Endpoint,
+        body: dict[str, Any],
+        user: str | None,
+        system: str | None,
+        images: int = 0,
     ) -> Choice:
-        return self.state.choose(endpoint, user, system, str(body.get("model", "")))
+        model = str(body.get("model", ""))
+        return self.state.choose(endpoint, user, system, model, images=images)
 
     async def chat(self, request: Request) -> Response:
         script = self.state.script
@@ -171,9 +204,10 @@ class _Handlers:
         try:
             body, index = await self._body(request)
             user, system = _chat_parts(body)
+            images = _image_count(body)
         except _BadRequestError as exc:
             return _error(400, str(exc))
-        choice = self._choose("chat", body, user, system)
+        choice = self._choose("chat", body, user, system, images)
         if (failed := await _fault_response(choice)) is not None:
             return failed
         stream = bool(body.get("stream"))

@@ -11,11 +11,9 @@ from typing import Any
 import httpx
 import neo4j
 import pytest
-from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from api.app import create_app
-from graphrag.db.models import Chunk
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.settings import Settings
 from tests.support.api_helpers import create_kb
@@ -152,9 +150,7 @@ def test_relation_type_filter(http: httpx.Client, kb: Kb) -> None:
     assert {e["name"] for e in wrong_case["entities"]} == {"Ada"}
 
 
-def test_disabled_chunk_omits_what_depends_only_on_it(
-    http: httpx.Client, kb: Kb, session_factory: sessionmaker[Session]
-) -> None:
+def test_disabled_chunk_omits_what_depends_only_on_it(http: httpx.Client, kb: Kb) -> None:
     doc, (c0, c1) = kb.document("Grace Hopper designed COBOL; Grace Kelly; the Navy.", "Hopper.")
     kb.store.write_chunk_graph(
         kb.id,
@@ -173,9 +169,9 @@ def test_disabled_chunk_omits_what_depends_only_on_it(
     assert _matched(before) == ["Grace Kelly", "Grace Hopper"]
     assert sorted(r["type"] for r in before["relations"]) == ["DESIGNED", "SERVED_IN"]
 
-    with session_factory() as session:
-        session.execute(update(Chunk).where(Chunk.id == c0).values(enabled=False))
-        session.commit()
+    disabled = http.patch(f"/api/v1/chunks/{c0}", json={"enabled": False})
+    assert disabled.status_code == 200, disabled.text
+    assert disabled.json()["enabled"] is False
     after = _search(http, kb.id, entity="Grace")
 
     assert _matched(after) == ["Grace Hopper"]
@@ -183,6 +179,9 @@ def test_disabled_chunk_omits_what_depends_only_on_it(
     assert after["entities"][0]["chunks"] == [str(c1)]
     assert after["relations"] == []  # DESIGNED lost its chunk; SERVED_IN lost its Navy end
     assert [s["id"] for s in after["sources"]] == [str(c1)]
+    # Enabled again, the chunk brings its entities and relations back without a new extraction.
+    assert http.patch(f"/api/v1/chunks/{c0}", json={"enabled": True}).status_code == 200
+    assert _search(http, kb.id, entity="Grace") == before
 
 
 def test_deleted_document_omits_its_entities(http: httpx.Client, kb: Kb) -> None:
@@ -315,12 +314,12 @@ def test_unknown_or_foreign_base_is_404(http: httpx.Client, kb: Kb) -> None:
     assert response.json()["error"]["code"] == "not_found"
 
 
-def test_base_without_graph_is_409(http: httpx.Client) -> None:
+def test_base_without_graph_is_503_with_its_own_code(http: httpx.Client) -> None:
     plain = create_kb(http)
 
     response = _post(http, plain["id"], {"entity": "Ada"})
 
-    assert response.status_code == 409
+    assert response.status_code == 503
     assert response.json()["error"]["code"] == "kb_graph_disabled"
 
 

@@ -144,18 +144,31 @@ def test_top_k_is_respected(http: httpx.Client, corpus: Corpus) -> None:
     assert too_many.status_code == 422 and too_many.json()["error"]["code"] == "invalid_input"
 
 
-def test_disabled_chunks_are_never_returned(
-    http: httpx.Client, corpus: Corpus, db_session: Session
-) -> None:
+def test_disabled_chunks_are_never_returned(http: httpx.Client, corpus: Corpus) -> None:
     glacier = corpus.docs["glacier"]
     assert glacier in _doc_ids(_search(http, corpus.kb_id, "Vatnajokull glacier"))
-    db_session.execute(
-        text("UPDATE chunks SET enabled = false WHERE knowledge_id = :k"), {"k": glacier}
-    )
-    db_session.commit()
+    chunks = http.get(f"/api/v1/knowledge/{glacier}/chunks").json()["items"]
+    for chunk in chunks:
+        response = http.patch(f"/api/v1/chunks/{chunk['id']}", json={"enabled": False})
+        assert response.status_code == 200 and response.json()["enabled"] is False, response.text
     loose = {"vector_threshold": -1.0, "keyword_threshold": 0.0}
     for query in ("Vatnajokull glacier", "melting ice in Iceland"):
         assert glacier not in _doc_ids(_search(http, corpus.kb_id, query, **loose))
+    for chunk in chunks:
+        enabled = http.patch(f"/api/v1/chunks/{chunk['id']}", json={"enabled": True})
+        assert enabled.status_code == 200, enabled.text
+    assert glacier in _doc_ids(_search(http, corpus.kb_id, "Vatnajokull glacier"))
+
+
+def test_chunk_update_refuses_bad_bodies_and_unknown_chunks(
+    http: httpx.Client, corpus: Corpus
+) -> None:
+    chunk = http.get(f"/api/v1/knowledge/{corpus.docs['comet']}/chunks").json()["items"][0]
+    for body in ({}, {"enabled": "maybe"}, {"enabled": True, "content": "x"}):
+        bad = http.patch(f"/api/v1/chunks/{chunk['id']}", json=body)
+        assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_input", body
+    unknown = http.patch(f"/api/v1/chunks/{uuid.uuid4()}", json={"enabled": False})
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "not_found"
 
 
 def test_deleted_documents_are_never_returned(http: httpx.Client, corpus: Corpus) -> None:

@@ -262,6 +262,9 @@ CASES: dict[str, Callable[[World], None]] = {
     "GET /": _open_without_tenant_data("GET", "/"),
     "GET /api/v1/me": _open_without_tenant_data("GET", f"{V1}/me"),
     "GET /api/v1/chunks/{chunk_id}": _missing("GET", V1 + "/chunks/{chunk}"),
+    "PATCH /api/v1/chunks/{chunk_id}": _missing(
+        "PATCH", V1 + "/chunks/{chunk}", json={"enabled": False}
+    ),
     "GET /api/v1/system": _open_without_tenant_data("GET", f"{V1}/system"),
     "GET /metrics": _open_without_tenant_data("GET", "/metrics"),
     "POST /api/v1/knowledge-bases": _create_kb,

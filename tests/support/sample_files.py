@@ -16,6 +16,7 @@ __all__ = [
     "encrypted_pdf",
     "html_file",
     "mixed_pdf",
+    "pdf_with_figure",
     "png_with_text",
     "scanned_pdf",
     "text_pdf",
@@ -78,6 +79,15 @@ def mixed_pdf(text: str, scanned_lines: list[str]) -> bytes:
     pdf = pymupdf.open()
     _add_text_page(pdf, text)
     _add_scanned_page(pdf, scanned_lines)
+    return bytes(pdf.tobytes())
+
+
+def pdf_with_figure(text: str, figure: bytes) -> bytes:
+    """One text page that also holds a picture (an embedded image, not a scanned page)."""
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    page.insert_textbox(pymupdf.Rect(50, 50, page.rect.x1 - 50, 200), text, fontsize=11)
+    page.insert_image(pymupdf.Rect(50, 250, page.rect.x1 - 50, 450), stream=figure)
     return bytes(pdf.tobytes())
 
 

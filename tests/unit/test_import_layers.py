@@ -42,6 +42,7 @@ PART_OF = {
     "cli_ingest": "cli",
     "cli_keys": "cli",
     "cli_mcp": "cli",
+    "worker_liveness": "system_status",
 }
 # The CLI starts the API and the workers; nothing else in the core may reach them.
 FRAMEWORKS = {"fastapi", "starlette", "celery", "kombu", "api", "workers", "uvicorn"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import subprocess
@@ -85,6 +86,31 @@ def test_first_matching_rule_wins(llm: ScriptedLlmServer, client: openai.OpenAI)
     )
     assert ask(client, "x", model="gemma3-270m").choices[0].message.content == "gemma says"
     assert ask(client, "nothing matches").choices[0].message.content == "fallback"
+
+
+def _vision(client: openai.OpenAI, url: str) -> Any:
+    content = [
+        {"type": "text", "text": "Describe this image"},
+        {"type": "image_url", "image_url": {"url": url}},
+    ]
+    messages: list[Any] = [{"role": USER, "content": content}]
+    return client.chat.completions.create(model="vision", messages=messages)
+
+
+def test_vision_requests_are_matched_and_their_images_checked(
+    llm: ScriptedLlmServer, client: openai.OpenAI
+) -> None:
+    llm.set_rules(
+        [{"match": {"image": True}, "reply": {"content": "A bar chart of sales"}}],
+        default={"content": "no image"},
+    )
+    png = "data:image/png;base64," + base64.b64encode(b"\x89PNG fake bytes").decode()
+
+    assert _vision(client, png).choices[0].message.content == "A bar chart of sales"
+    assert ask(client, "Describe this image").choices[0].message.content == "no image"
+    for bad in ("https://example.org/cat.png", "data:image/png;base64,@@@", "data:text/plain,x"):
+        with pytest.raises(openai.BadRequestError):
+            _vision(client, bad)
 
 
 def test_json_reply_is_sent_as_text(llm: ScriptedLlmServer, client: openai.OpenAI) -> None:

@@ -1,0 +1,172 @@
+"""What a base's graph switch does to the documents it already holds.
+
+Turned on: every completed document of the base gets its selected chunks extracted, as if it
+had just been indexed with the graph on: the chunks go `pending`, the document `finalizing`
+with one `graph.extract_chunk` task per chunk in the outbox (same transaction), and its `graph`
+stage counts them down. Chunks whose graph is already `done` (the switch was on before) are not
+extracted again.
+Turned off: extraction still owed stops. Pending chunks are `skipped` with the reason, the
+documents are `completed` at once and their unsent tasks are dropped; a task already running
+finds its document no longer `finalizing` and writes nothing.
+
+Both run in the transaction of the base's update, which holds the base's row lock: a document
+being indexed meanwhile reads the switch under a share lock of that row when it writes its
+chunks (`processing._write`), so it sees the committed value and is never missed.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from graphrag.db.enums import GraphStatus, OutboxStatus, ParseStatus
+from graphrag.db.models import Chunk, Knowledge, OutboxTask
+from graphrag.db.outbox import TaskName, enqueue, extract_chunk
+from graphrag.graph.store import GraphStore
+from graphrag.ingest.graph_selection import select_graph_chunks
+from graphrag.ingest.processing import over_graph_budget
+from graphrag.kb import service as kb_service
+from graphrag.kb.schemas import KnowledgeBasePublic, KnowledgeBaseUpdate
+from graphrag.settings import Settings
+
+__all__ = [
+    "GRAPH_TURNED_OFF",
+    "GraphSwitchOutcome",
+    "start_graph_for_base",
+    "stop_graph_for_base",
+    "update_base",
+]
+
+GRAPH_TURNED_OFF = "the knowledge base's graph was turned off"
+
+
+@dataclass(frozen=True)
+class GraphSwitchOutcome:
+    """What an update of a base did: its public view and the graph tasks it queued."""
+
+    base: KnowledgeBasePublic
+    tasks_queued: int
+
+
+def update_base(
+    session: Session,
+    settings: Settings,
+    graph: GraphStore,
+    tenant_id: uuid.UUID,
+    kb_id: uuid.UUID,
+    data: KnowledgeBaseUpdate,
+) -> GraphSwitchOutcome:
+    """Change a base (`kb.service.update_kb`); a graph switched on builds the graph of its
+    completed documents, one switched off stops the extraction still owed."""
+    row = kb_service.get_kb_row(session, tenant_id, kb_id, for_update=True)
+    was_on = kb_service.kb_graph_on(settings, row)
+    base = kb_service.update_kb(session, settings, graph, tenant_id, kb_id, data)
+    queued = 0
+    if base.graph_on and not was_on:
+        queued = start_graph_for_base(session, settings, base.id)
+    elif was_on and not base.graph_on:
+        stop_graph_for_base(session, base.id)
+    return GraphSwitchOutcome(base=base, tasks_queued=queued)
+
+
+def start_graph_for_base(session: Session, settings: Settings, kb_id: uuid.UUID) -> int:
+    """Queue the extraction of every completed document of the base; the tasks queued."""
+    docs = (
+        session.execute(
+            select(Knowledge)
+            .where(Knowledge.kb_id == kb_id, Knowledge.parse_status == ParseStatus.COMPLETED)
+            .order_by(Knowledge.created_at, Knowledge.id)
+            .with_for_update()
+        )
+        .scalars()
+        .all()
+    )
+    return sum(_start_document(session, doc, settings.ingest.graph_max_chunks) for doc in docs)
+
+
+def _start_document(session: Session, doc: Knowledge, cap: int) -> int:
+    chunks = (
+        session.execute(
+            select(Chunk)
+            .where(Chunk.knowledge_id == doc.id, Chunk.attempt == doc.attempt)
+            .order_by(Chunk.seq)
+        )
+        .scalars()
+        .all()
+    )
+    selected = select_graph_chunks(chunks)
+    todo = [c for c in selected[:cap] if c.graph_status != GraphStatus.DONE]
+    for chunk in selected[cap:]:
+        chunk.graph_error = over_graph_budget(cap)
+    if not todo:
+        return 0
+    retried_failures = sum(1 for c in todo if c.graph_status == GraphStatus.FAILED)
+    for chunk in todo:
+        chunk.graph_status = GraphStatus.PENDING
+        chunk.graph_error = None
+    stage: dict[str, Any] = {"status": "running", "done": 0, "total": len(todo)}
+    if len(selected) > cap:
+        stage |= {"skipped": len(selected) - cap, "detail": over_graph_budget(cap)}
+    doc.parse_status = ParseStatus.FINALIZING
+    doc.pending_subtasks_count = len(todo)
+    doc.failed_chunk_count = max(doc.failed_chunk_count - retried_failures, 0)
+    doc.progress = {**doc.progress, "graph": stage}
+    doc.status_changed_at = func.now()
+    enqueue(session, *(extract_chunk(doc.id, doc.attempt, c.id) for c in todo))
+    return len(todo)
+
+
+def stop_graph_for_base(session: Session, kb_id: uuid.UUID) -> int:
+    """Skip the chunks still waiting for extraction in the base; the documents settled.
+
+    The chunks are settled before their documents are locked: a chunk task settling at the same
+    time takes its chunk, then its document, and the same order here cannot deadlock with it.
+    """
+    finalizing = select(Knowledge.id).where(
+        Knowledge.kb_id == kb_id, Knowledge.parse_status == ParseStatus.FINALIZING
+    )
+    session.execute(
+        update(Chunk)
+        .where(
+            Chunk.knowledge_id.in_(finalizing),
+            Chunk.graph_status == GraphStatus.PENDING,
+        )
+        .values(graph_status=GraphStatus.SKIPPED, graph_error=GRAPH_TURNED_OFF)
+        .execution_options(synchronize_session=False)
+    )
+    docs = session.execute(finalizing.with_for_update()).scalars().all()
+    for doc_id in docs:
+        _stop_document(session, doc_id)
+    if docs:
+        session.execute(
+            delete(OutboxTask)
+            .where(
+                OutboxTask.task_name == TaskName.EXTRACT_CHUNK.value,
+                OutboxTask.knowledge_id.in_(docs),
+                OutboxTask.status == OutboxStatus.PENDING,
+            )
+            .execution_options(synchronize_session=False)
+        )
+    return len(docs)
+
+
+def _stop_document(session: Session, doc_id: uuid.UUID) -> None:
+    doc = session.get(Knowledge, doc_id)
+    if doc is None:
+        return
+    stage = dict(doc.progress.get("graph") or {})
+    total = int(stage.get("total", 0))
+    stage |= {
+        "status": "cancelled",
+        "done": max(total - doc.pending_subtasks_count, 0),
+        "skipped": int(stage.get("skipped", 0)) + doc.pending_subtasks_count,
+        "detail": GRAPH_TURNED_OFF,
+    }
+    doc.progress = {**doc.progress, "graph": stage}
+    doc.pending_subtasks_count = 0
+    doc.parse_status = ParseStatus.COMPLETED
+    doc.status_changed_at = func.now()
