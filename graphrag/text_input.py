@@ -16,7 +16,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-__all__ = ["InputText", "check_text", "text_field_limit"]
+__all__ = ["InputText", "check_text", "encodable", "text_field_limit"]
 
 _NUL = "\x00"
 _limit: ContextVar[int | None] = ContextVar("text_field_limit", default=None)
@@ -32,7 +32,8 @@ def text_field_limit(max_chars: int) -> Iterator[None]:
         _limit.reset(token)
 
 
-def _encodable(text: str) -> bool:
+def encodable(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (it holds no lone surrogate)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -47,7 +48,7 @@ def check_text(value: str) -> str:
         raise ValueError(f"the text has {len(value)} characters; the limit is {limit}")
     if _NUL in value:
         raise ValueError("the text holds a NUL character")
-    if not value.isascii() and not _encodable(value):
+    if not value.isascii() and not encodable(value):
         raise ValueError("the text holds a lone surrogate (not valid Unicode)")
     return value
 

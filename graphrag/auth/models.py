@@ -9,7 +9,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphrag.errors import ForbiddenError, OwnerForbiddenError
-from graphrag.text_input import InputText
+from graphrag.text_input import InputText, encodable
 
 __all__ = ["ApiKeyCreate", "ApiKeyCreated", "ApiKeyPublic", "Capability", "Principal"]
 
@@ -67,7 +67,7 @@ def _printable(value: str) -> str:
     # Control characters (NUL above all, which PostgreSQL text refuses) and lone surrogates
     # have no place in a label or an owner name.
     text = value.strip()
-    if not text or not text.isprintable() or not _encodable(text):
+    if not text or not text.isprintable() or not encodable(text):
         raise ValueError("must be printable text")
     return text
 
@@ -96,14 +96,6 @@ class ApiKeyCreate(BaseModel):
     @classmethod
     def _printable_owner(cls, value: str | None) -> str | None:
         return None if value is None else _printable(value)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class ApiKeyPublic(BaseModel):

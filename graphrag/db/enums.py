@@ -48,6 +48,7 @@ class StageStatus(StrEnum):
     RUNNING = "running"
     DONE = "done"
     SKIPPED = "skipped"  # not run on purpose (vectors off, graph off or nothing to extract)
+    CANCELLED = "cancelled"  # stopped part way: the base's graph was switched off
 
 
 class KnowledgeSource(StrEnum):

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from graphrag.db.enums import GraphStatus, OutboxStatus, ParseStatus
+from graphrag.db.enums import GraphStatus, OutboxStatus, ParseStatus, StageStatus
 from graphrag.db.models import Chunk, Knowledge, OutboxTask
 from graphrag.db.outbox import TaskName, enqueue, extract_chunk
 from graphrag.graph.store import GraphStore
@@ -161,7 +161,7 @@ def _stop_document(session: Session, doc_id: uuid.UUID) -> None:
     stage = dict(doc.progress.get("graph") or {})
     total = int(stage.get("total", 0))
     stage |= {
-        "status": "cancelled",
+        "status": StageStatus.CANCELLED,
         "done": max(total - doc.pending_subtasks_count, 0),
         "skipped": int(stage.get("skipped", 0)) + doc.pending_subtasks_count,
         "detail": GRAPH_TURNED_OFF,

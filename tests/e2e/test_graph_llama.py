@@ -109,7 +109,8 @@ def _build_with_real_model(
         assert node["chunks"] and set(node["chunks"]) <= set(chunks)
         assert all(isinstance(a, str) for a in node["attributes"])
     rels, _, _ = neo4j_driver.execute_query(
-        f"MATCH (a:{entity_label(doc_id)})-[r]->(b) "
+        # Entity relations only: the link of each node to its base-level key is not one.
+        f"MATCH (a:{entity_label(doc_id)})-[r]->(b:GraphEntity) "
         "RETURN a.kg AS ak, b.kg AS bk, elementId(a) = elementId(b) AS loop, r.chunks AS chunks"
     )
     for rel in rels:

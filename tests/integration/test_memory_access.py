@@ -80,10 +80,9 @@ def test_memory_off_answers_403_then_503_to_a_valid_key(
     fact = {"text": "The user likes tea."}
     with httpx.Client(base_url=url, timeout=30.0) as client:
         assert _code(client.post(f"{MEMORY}/facts", json=fact, headers=reader), 403) == "forbidden"
-        assert _code(client.post(f"{MEMORY}/facts", json=fact, headers=writer), 503) == (
-            "graph_disabled"
-        )
-        assert _code(client.get(f"{MEMORY}/facts", headers=reader), 503) == "graph_disabled"
+        off = "archival_memory_disabled"
+        assert _code(client.post(f"{MEMORY}/facts", json=fact, headers=writer), 503) == off
+        assert _code(client.get(f"{MEMORY}/facts", headers=reader), 503) == off
 
 
 @pytest.fixture()

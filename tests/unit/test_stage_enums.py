@@ -12,7 +12,7 @@ pytestmark = pytest.mark.unit
 
 def test_wire_values_are_unchanged() -> None:
     assert [s.value for s in Stage] == ["parse", "embed", "index", "graph"]
-    assert [s.value for s in StageStatus] == ["pending", "running", "done", "skipped"]
+    assert [s.value for s in StageStatus] == ["pending", "running", "done", "skipped", "cancelled"]
 
 
 def test_stored_progress_reads_back_typed() -> None:
