@@ -192,16 +192,17 @@ def _score(
     settings: Settings,
     kb_id: str,
     questions: list[dict[str, Any]],
+    methods: tuple[Method, ...] = METHODS,
 ) -> dict[str, Scores]:
     scope = KbScope(kb_id=uuid.UUID(kb_id), vector=True, keyword=True, graph_on=True)
-    results = {m.name: Scores({k: [] for k in KS}, [], []) for m in METHODS}
+    results = {m.name: Scores({k: [] for k in KS}, [], []) for m in methods}
     with _searcher(settings) as (sessions, embedder, store):
         paragraph = _paragraph_of(sessions, kb_id)
         embedder.embed_query("warm up")
         source = GraphSource(store)
         for question in questions:
             gold = set(question["gold"])
-            for method in METHODS:
+            for method in methods:
                 search = settings.search
                 if method.ranker is not None:
                     search = search.model_copy(update={"graph_ranker": method.ranker})
@@ -252,8 +253,10 @@ def _report(results: dict[str, Scores]) -> None:
             f"{p95:.1f} |"
         )
     print()
-    base = results["hybrid"]
+    base = results.get("hybrid")
     for name in ("hybrid+graph_ppr", "hybrid+graph_overlap"):
+        if base is None or name not in results:
+            continue
         s = results[name]
         r5, b5 = mean(s.recall[5]), mean(base.recall[5])
         print_ratio(
@@ -281,6 +284,11 @@ def main() -> None:
         "--sweep", action="store_true", help="also compare fusion settings (bench/retrieval_sweep)"
     )
     parser.add_argument("--no-table", action="store_true", help="skip the timed method table")
+    parser.add_argument(
+        "--methods",
+        default=",".join(m.name for m in METHODS),
+        help="comma-separated methods of the table (default: all)",
+    )
     args = parser.parse_args()
     corpus = _load_jsonl(args.dataset / "corpus.jsonl")
     questions = _load_jsonl(args.dataset / "questions.jsonl")
@@ -304,7 +312,9 @@ def main() -> None:
             STATE_FILE.write_text(json.dumps({"database_url": database_url, "kb_id": kb_id}))
         settings = _settings(env)
         if not args.no_table:
-            _report(_score(settings, kb_id, questions))
+            wanted = set(args.methods.split(","))
+            chosen = tuple(m for m in METHODS if m.name in wanted)
+            _report(_score(settings, kb_id, questions, chosen))
         if args.sweep:
             _sweep(settings, kb_id, questions)
 

@@ -22,7 +22,7 @@ from graphrag.search.fusion import FusionWeights, GraphListHit, fuse
 from graphrag.search.graph_retrieval import GraphQuery, embed_question, find_graph_hits
 from graphrag.search.models import KbScope, RetrievalRequest, ScoredChunk, SearchHit
 from graphrag.search.passages import join_neighbours
-from graphrag.search.retrieval import retrieve
+from graphrag.search.retrieval import retrieve, seed_passages
 from graphrag.settings import Settings
 
 __all__ = ["QuestionLists", "read_lists", "sweep"]
@@ -30,7 +30,7 @@ __all__ = ["QuestionLists", "read_lists", "sweep"]
 RRF_KS = (10, 30, 60)
 VECTOR_WEIGHTS = (0.7, 1.0)
 KEYWORD_WEIGHTS = (0.0, 0.3, 0.7, 1.0)
-GRAPH_WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+GRAPH_WEIGHTS = (0.0, 1.0, 2.0, 3.0, 4.0)
 KEYWORD_MODES = ("any", "all")
 RANKERS = ("ppr", "entity_overlap")
 SHOWN = 12
@@ -77,18 +77,29 @@ def read_lists(
         with sessions() as session:
             return _scored(retrieve(session, embedder, variant, request).hits)
 
+    vector = one(True, search.keyword_match)
+    keyword = {mode: one(False, mode) for mode in KEYWORD_MODES}
     graph: dict[str, list[GraphListHit]] = {}
     probe = GraphQuery(question=text, kb_ids=[scope.kb_id])
     question_vector, name_vectors = embed_question(embedder.embed, text, probe.names())
+    # The graph walk starts at the best passages of the default fusion (as `retrieve` does);
+    # the sweep then varies only how the three lists are fused.
+    weights = FusionWeights(
+        k=search.rrf_k, vector=search.vector_weight, keyword=search.keyword_weight
+    )
+    hybrid = fuse(vector, keyword[search.keyword_match], weights)
+    passages = seed_passages(hybrid, probe, search)
     for ranker in RANKERS:
         variant = search.model_copy(update={"graph_ranker": ranker})
-        query = GraphQuery(question=text, kb_ids=[scope.kb_id], name_vectors=name_vectors)
+        query = GraphQuery(
+            question=text, kb_ids=[scope.kb_id], name_vectors=name_vectors, passages=passages
+        )
         with sessions() as session:
             graph[ranker] = find_graph_hits(session, store, variant, query, question_vector).hits
     return QuestionLists(
         gold=frozenset(str(g) for g in question["gold"]),  # type: ignore[attr-defined]
-        vector=one(True, search.keyword_match),
-        keyword={mode: one(False, mode) for mode in KEYWORD_MODES},
+        vector=vector,
+        keyword=keyword,
         graph=graph,
     )
 

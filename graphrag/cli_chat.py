@@ -41,7 +41,10 @@ def _graph_cell(graph: GraphContribution | None) -> str:
     """How the graph ranked a reference: its graph rank and the path from the question."""
     if graph is None:
         return ""
-    return f"#{graph.rank} via {' -> '.join(graph.path)}"
+    cell = f"#{graph.rank} via {' -> '.join(graph.path)}"
+    if graph.via_chunk_id is not None:
+        cell += f", named in passage {str(graph.via_chunk_id)[:8]}"
+    return cell
 
 
 def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bool:

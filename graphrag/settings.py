@@ -307,6 +307,7 @@ class SearchSettings(_Section):
     graph_min_key_chars: int = Field(gt=0)
     graph_max_keys: int = Field(gt=0)
     graph_word_match_limit: int = Field(ge=0)
+    graph_loose_match_weight: float = Field(ge=0.0, le=1.0)
     graph_vector_match_limit: int = Field(ge=0)
     graph_vector_match_threshold: float = Field(ge=-1.0, le=1.0)
     graph_vector_probe: int = Field(gt=0)
@@ -322,6 +323,8 @@ class SearchSettings(_Section):
     graph_neighbour_decay: float = Field(ge=0.0, le=1.0)
     graph_passage_seed_weight: float = Field(ge=0.0)
     graph_passage_seeds: int = Field(ge=0)
+    graph_passage_max_documents: int = Field(ge=0)
+    graph_outside_name_weight: float = Field(ge=0.0, le=1.0)
     graph_parallel_bases: int = Field(gt=0)
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "DELETE_ORPHAN_BASE_ENTITIES",
     "DOCUMENT_ENTITY_KEYS",
     "ENTITY_KEY_CONSTRAINT",
+    "ENTITY_KG_INDEX",
     "ENTITY_RELATIONS",
     "KEYS_WITHOUT_VECTOR",
     "MATCH_ENTITIES",
@@ -33,6 +34,11 @@ __all__ = [
 ENTITY_KEY_CONSTRAINT = """
 CREATE CONSTRAINT graph_entity_key IF NOT EXISTS
 FOR (n:GraphEntity) REQUIRE (n.kg, n.name) IS UNIQUE
+"""
+
+# Entity nodes by document: a passage's entities are read through it (`_PASSAGE_KEYS`).
+ENTITY_KG_INDEX = """
+CREATE INDEX graph_entity_kg IF NOT EXISTS FOR (n:GraphEntity) ON (n.kg)
 """
 
 # The base-level node that joins the per-document nodes of one name key: (kb, key) is unique,
@@ -220,10 +226,23 @@ CALL (q) {
 RETURN node AS c, {kind: 'vector', name: q.name, score: score} AS via
 """
 
+# Base nodes of the entities read in given passages (the best hits of the other searches), so
+# the ranking can step from a passage to the other documents naming its entities. A key named
+# in more than $passage_max_documents documents is a hub and is left out: it links almost anything.
+_PASSAGE_KEYS = """
+UNWIND $passages AS p
+MATCH (n:GraphEntity {kg: p.kg})
+WHERE p.chunk IN n.chunks
+MATCH (n)-[:INSTANCE_OF]->(c:BaseEntity {kb: $kb})
+WHERE COUNT { (c)<-[:INSTANCE_OF]-() } <= $passage_max_documents
+RETURN c, {kind: 'passage', name: p.chunk, score: 1.0} AS via
+"""
+
 # Per base node found: its document nodes (at most $max_instances, only of documents $kgs when
-# given), each with its chunks and related entities (at most $max_neighbours); `via` says how a
-# question's name found the key (empty for an exact key). Chunk lists are cut at $max_chunks, so
-# a hub entity named in thousands of chunks costs no more than any other.
+# given), each with its chunks and related entities (at most $max_neighbours; none for a key found
+# only through a passage: its relations are the passage's business, not the question's); `via`
+# says how the key was found (empty for an exact key). Chunk lists are cut at $max_chunks, so a
+# hub entity named in thousands of chunks costs no more than any other.
 _NEIGHBOURHOOD = """
 WITH c, via, COUNT { (c)<-[:INSTANCE_OF]-() } AS instances
 CALL (c) {
@@ -233,9 +252,9 @@ CALL (c) {
   ORDER BY elementId(n)
   LIMIT $max_instances
 }
-CALL (n) {
+CALL (n, via) {
   OPTIONAL MATCH (n)-[r]-(m:GraphEntity)
-  WHERE $max_neighbours > 0
+  WHERE $max_neighbours > 0 AND (size(via) = 0 OR any(v IN via WHERE v.kind <> 'passage'))
   WITH r, m
   ORDER BY elementId(r)
   LIMIT $max_neighbours
@@ -249,10 +268,13 @@ RETURN c.key AS key, via, instances, n.name AS name, n.kg AS kg,
 """
 
 
-def neighbourhood_query(words: bool, vectors: bool) -> str:
-    """The neighbourhood read from exact keys, plus word and near-vector matches when asked
-    (branches are joined only when used, so an unused index is never named)."""
-    branches = [_EXACT_KEYS] + [_WORD_KEYS] * words + [_VECTOR_KEYS] * vectors
+def neighbourhood_query(words: bool, vectors: bool, passages: bool = False) -> str:
+    """The neighbourhood read from exact keys, plus word and near-vector matches and the keys of
+    given passages when asked (branches are joined only when used, so an unused index is never
+    named)."""
+    branches = (
+        [_EXACT_KEYS] + [_WORD_KEYS] * words + [_VECTOR_KEYS] * vectors + [_PASSAGE_KEYS] * passages
+    )
     found = "UNION ALL".join(branches)
     return f"CALL () {{{found}}}\nWITH c, collect(via) AS via{_NEIGHBOURHOOD}"
 

@@ -19,6 +19,7 @@ __all__ = [
     "NameMatching",
     "NeighbourLink",
     "NeighbourhoodLimits",
+    "PassageRef",
     "key_instance",
 ]
 
@@ -33,9 +34,18 @@ class NeighbourhoodLimits:
 
 
 @dataclass(frozen=True)
+class PassageRef:
+    """A passage whose entities the read should also find: a chunk and its document."""
+
+    chunk_id: str
+    knowledge_id: str
+
+
+@dataclass(frozen=True)
 class NameMatching:
     """Keys found in the same read beyond the exact ones: those holding every word of a name
-    (full-text index) and those whose name vector is near a name's vector (vector index)."""
+    (full-text index), those whose name vector is near a name's vector (vector index), and those
+    of the entities read in given passages."""
 
     names: Sequence[str] = ()
     word_limit: int = 0  # keys per name; 0: no word matches
@@ -43,11 +53,14 @@ class NameMatching:
     vector_limit: int = 0  # keys per name; 0: no near matches
     vector_probe: int = 0  # candidates read from the shared index before the base filter
     vector_threshold: float = 1.0
+    passages: Sequence[PassageRef] = ()
+    passage_max_documents: int = 0  # a passage's key named in more documents is not followed
 
 
 class MatchKind(StrEnum):
     WORDS = "words"
     VECTOR = "vector"
+    PASSAGE = "passage"  # `name` is the passage's chunk id
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ class Neo4jGraphStore:
         """
         for schema in (
             cypher.ENTITY_KEY_CONSTRAINT,
+            cypher.ENTITY_KG_INDEX,
             cypher.BASE_ENTITY_KEY_CONSTRAINT,
             cypher.BASE_ENTITY_WORD_INDEX,
         ):
@@ -233,13 +234,18 @@ class Neo4jGraphStore:
             if match.vector_limit > 0
             else []
         )
-        if (not keys and not words and not vectors) or (
+        passages = [{"chunk": p.chunk_id, "kg": p.knowledge_id} for p in match.passages]
+        if (not keys and not words and not vectors and not passages) or (
             knowledge_ids is not None and not knowledge_ids
         ):
             return []
         rows = self._read(
-            cypher.neighbourhood_query(words=bool(words), vectors=bool(vectors)),
+            cypher.neighbourhood_query(
+                words=bool(words), vectors=bool(vectors), passages=bool(passages)
+            ),
             {
+                "passages": passages,
+                "passage_max_documents": match.passage_max_documents,
                 "kb": str(kb_id),
                 "keys": list(keys),
                 "words": words,

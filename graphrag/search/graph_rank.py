@@ -1,18 +1,23 @@
-"""Chunks ranked by what the knowledge graph says about a question's entities.
+"""Chunks ranked by what the knowledge graph says about a question.
 
-The subgraph read around the question's name keys becomes an undirected graph of entity nodes
-(one per name key, so same-name nodes of several documents are one node: the cross-document
-link) and chunk nodes. Entity-entity edges come from relations, entity-chunk edges from where an
-entity was read. Two rankers score the chunk nodes:
+The subgraph read around the question's name keys and the entities of the best passages of the
+other searches becomes an undirected graph of entity nodes (one per name key, so same-name nodes
+of several documents are one node: the cross-document link) and chunk nodes. Entity-chunk edges
+come from where an entity was read, entity-entity edges from relations. Two rankers score the
+chunk nodes:
 
 - `ppr`: personalized PageRank seeded by the question's entities, each weighted by how specific
-  it is (1 / the number of documents naming it), optionally with passage seeds; it runs a
-  bounded number of power iterations on a graph whose size the read caps bound.
-- `entity_overlap`: a chunk scores the weights of the seeds read in it, plus a decayed share of
-  the seeds whose related entities were read in it (one step of spreading activation).
+  it is (1 / the number of documents naming it), and by the best passages of the other searches
+  (passage seeds). From a chunk the walk follows its entities in proportion to their
+  specificity, so it steps from a passage to the other documents naming its rare entities, not
+  to every document naming "United States". Bounded power iterations on a capped subgraph.
+- `entity_overlap`: a chunk scores the weights of the seeds read in it, a decayed share of the
+  seeds whose related entities were read in it, and the specificity of the entities it shares
+  with a passage seed (one step of spreading activation).
 
-Every ranked chunk carries its evidence: the seed entities that led to it, the path (entity,
-relation, entity) when it was reached through a relation, and its graph score.
+Every ranked chunk carries its evidence: the entities that led to it, the path (entity,
+relation, entity) when it was reached through a relation, the passage it was reached from when
+it shares an entity with one, and its graph score.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from enum import StrEnum
 import numpy as np
 from numpy.typing import NDArray
 
-from graphrag.graph.neighbourhood import KeyInstance
+from graphrag.graph.neighbourhood import KeyInstance, MatchKind
 
 __all__ = [
     "ChunkEvidence",
@@ -54,12 +59,14 @@ class PprParams:
 
 @dataclass(frozen=True)
 class ChunkEvidence:
-    """Why the graph ranks a chunk: its score, the seeds behind it and the path that led there."""
+    """Why the graph ranks a chunk: its score, the seeds behind it, the path that led there and
+    the passage seed it shares that entity with (None: reached from the question's entities)."""
 
     chunk_id: str
     score: float
     seeds: tuple[str, ...]
     path: tuple[str, ...]
+    via_chunk: str | None = None
 
 
 _ENTITY, _CHUNK = "e:", "c:"
@@ -67,7 +74,8 @@ _ENTITY, _CHUNK = "e:", "c:"
 
 @dataclass
 class EntityChunkGraph:
-    """Nodes by id (`e:<key>` or `c:<chunk id>`), undirected unit edges, names and parents."""
+    """Nodes by id (`e:<key>` or `c:<chunk id>`), undirected edges, names, parents, the
+    specificity of each entity and the passage each passage-found entity came from."""
 
     max_nodes: int
     index: dict[str, int] = field(default_factory=dict)
@@ -75,6 +83,8 @@ class EntityChunkGraph:
     names: dict[str, str] = field(default_factory=dict)  # entity key -> a display name
     # key -> (the key it was reached from, the relation, whether the relation points to it)
     parents: dict[str, tuple[str, str, bool]] = field(default_factory=dict)
+    specificity: dict[str, float] = field(default_factory=dict)  # key -> 1 / documents naming it
+    bridges: dict[str, str] = field(default_factory=dict)  # key -> passage chunk naming it
     truncated: bool = False
 
     def _node(self, node_id: str) -> int | None:
@@ -101,16 +111,24 @@ class EntityChunkGraph:
         for chunk in chunks:
             self.link(entity, self._node(_CHUNK + chunk))
 
-    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Edge endpoints in both directions (source array, target array)."""
+    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+        """Edges in both directions: sources, targets and weights. A step from a chunk to an
+        entity weighs the entity's specificity; every other step weighs 1."""
         if not self.edges:
             empty = np.zeros(0, dtype=np.int64)
-            return empty, empty
+            return empty, empty, np.zeros(0, dtype=np.float64)
         pairs = np.array(sorted(self.edges), dtype=np.int64)
-        return (
-            np.concatenate([pairs[:, 0], pairs[:, 1]]),
-            np.concatenate([pairs[:, 1], pairs[:, 0]]),
-        )
+        sources = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        targets = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        weight_of = np.ones(len(self.index), dtype=np.float64)
+        is_chunk = np.zeros(len(self.index), dtype=bool)
+        for node_id, i in self.index.items():
+            if node_id.startswith(_CHUNK):
+                is_chunk[i] = True
+            else:
+                weight_of[i] = self.specificity.get(node_id[len(_ENTITY) :], 1.0)
+        weights = np.where(is_chunk[sources], weight_of[targets], 1.0)
+        return sources, targets, weights
 
 
 def build_graph(rows: Iterable[KeyInstance], max_nodes: int) -> EntityChunkGraph:
@@ -118,6 +136,10 @@ def build_graph(rows: Iterable[KeyInstance], max_nodes: int) -> EntityChunkGraph
     graph = EntityChunkGraph(max_nodes=max_nodes)
     for row in rows:
         entity = graph.entity(row.key, row.name)
+        graph.specificity[row.key] = 1.0 / max(row.instances, 1)
+        for match in row.matches:
+            if match.kind is MatchKind.PASSAGE:
+                graph.bridges.setdefault(row.key, match.name)
         graph.link_chunks(entity, row.chunks)
         for link in row.neighbours:
             if not link.key or link.key == row.key:
@@ -135,15 +157,18 @@ def personalized_pagerank(
     targets: NDArray[np.int64],
     reset: NDArray[np.float64],
     params: PprParams,
+    weights: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """Stationary visit probabilities of a walk that restarts at `reset` (sums to 1).
 
+    A node passes its mass along its edges in proportion to their `weights` (all 1 when None).
     The mass of a node without edges goes back to the seeds, so the result still sums to 1.
     """
-    degree = np.bincount(sources, minlength=size).astype(np.float64)
+    edge_weights = np.ones(len(sources), dtype=np.float64) if weights is None else weights
+    degree = np.bincount(sources, weights=edge_weights, minlength=size).astype(np.float64)
     share = np.zeros(len(sources), dtype=np.float64)
     if len(sources):
-        share = 1.0 / degree[sources]
+        share = edge_weights / degree[sources]
     dangling = degree == 0
     scores = reset.copy()
     for _ in range(params.max_iterations):
@@ -174,7 +199,8 @@ def _evidence(
 ) -> ChunkEvidence:
     name = graph.names.get(entity_key, entity_key)
     if entity_key in seeds or entity_key not in graph.parents:
-        return ChunkEvidence(chunk, score, (name,), (name,))
+        via = None if entity_key in seeds else graph.bridges.get(entity_key)
+        return ChunkEvidence(chunk, score, (name,), (name,), via if via != chunk else None)
     parent, relation, outgoing = graph.parents[entity_key]
     parent_name = graph.names.get(parent, parent)
     # The path is the relation as stored: (source, type, target).
@@ -183,13 +209,21 @@ def _evidence(
 
 
 def _overlap_scores(
-    graph: EntityChunkGraph, seeds: Mapping[str, float], decay: float
+    graph: EntityChunkGraph,
+    seeds: Mapping[str, float],
+    passage_seeds: Mapping[str, float],
+    decay: float,
 ) -> NDArray[np.float64]:
-    """Seed weights on the entities, a decayed share on their related entities, summed per chunk."""
+    """Seed weights on the entities, a decayed share on their related entities, the specificity
+    of the entities of passage seeds (times the passage's weight), summed per chunk."""
     entity_weight = np.zeros(len(graph.index), dtype=np.float64)
     for key, (parent, _, _) in graph.parents.items():
         if parent in seeds and key not in seeds:
             entity_weight[graph.index[_ENTITY + key]] += decay * seeds[parent]
+    for key, passage in graph.bridges.items():
+        if key not in seeds:
+            share = passage_seeds.get(passage, 0.0) * graph.specificity.get(key, 0.0)
+            entity_weight[graph.index[_ENTITY + key]] += share
     for key, weight in seeds.items():
         entity_weight[graph.index[_ENTITY + key]] = weight
     scores = np.zeros(len(graph.index), dtype=np.float64)
@@ -208,23 +242,24 @@ def rank_chunks(
     """Chunk nodes with a positive score, best first, with their evidence.
 
     `seeds` maps entity keys present in the graph to weights; `passage_seeds` maps chunk ids to
-    weights (PPR only; chunks absent from the graph are ignored). Weights need not sum to 1.
+    weights (`ppr` restarts there too; `entity_overlap` weighs the entities they name). Seeds
+    absent from the graph are ignored; weights need not sum to 1.
     """
     seeds = {k: w for k, w in seeds.items() if _ENTITY + k in graph.index and w > 0}
-    if not seeds:
+    passage_seeds = {c: w for c, w in passage_seeds.items() if _CHUNK + c in graph.index and w > 0}
+    if not (seeds or passage_seeds):
         return []
     if ranker is GraphRanker.PPR:
         reset = np.zeros(len(graph.index), dtype=np.float64)
         for key, weight in seeds.items():
             reset[graph.index[_ENTITY + key]] += weight
         for chunk, weight in passage_seeds.items():
-            if (i := graph.index.get(_CHUNK + chunk)) is not None:
-                reset[i] += weight
+            reset[graph.index[_CHUNK + chunk]] += weight
         reset /= reset.sum()
-        sources, targets = graph.arrays()
-        scores = personalized_pagerank(len(graph.index), sources, targets, reset, params)
+        sources, targets, weights = graph.arrays()
+        scores = personalized_pagerank(len(graph.index), sources, targets, reset, params, weights)
     else:
-        scores = _overlap_scores(graph, seeds, params.neighbour_decay)
+        scores = _overlap_scores(graph, seeds, passage_seeds, params.neighbour_decay)
     return _ranked(graph, scores, seeds)
 
 

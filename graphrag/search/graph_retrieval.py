@@ -3,13 +3,17 @@
 Used by `/search`, the knowledge chat and the agent's `query_knowledge_graph` tool. Per
 graph-enabled base (in parallel when there are several):
 1. the question's candidate name keys (its runs of words, and names a model extracted from it),
-   the keys holding every word of one of its names and the keys whose name vector is near one
-   are looked up among the base's entity keys, with each matched key's document nodes and their
-   related entities, in one query; keys covered by a longer matched key are dropped;
-2. the related entities' keys are looked up in turn (a second query), which steps from a
-   document naming X to every other document of the base naming X (cross-document links);
-3. the chunks of that subgraph are ranked (see `graph_rank`), then the visible ones are loaded
-   from PostgreSQL under the same rule as every search (`chunk_select.visible_chunks`).
+   the keys holding every word of one of its names, the keys whose name vector is near one, and
+   the keys of the entities read in the best passages the other searches found (passage seeds)
+   are looked up among the base's entity keys, with each key's document nodes, their chunks and
+   related entities, in one query; keys covered by a longer matched key are dropped, and runs of
+   words outside the question's names count little when a name matched;
+2. with `graph_hops` 2, the related entities' keys are looked up in turn (a second query);
+3. the chunks of that subgraph are ranked (see `graph_rank`): the walk starts at the question's
+   entities and the passage seeds and steps across documents through shared entity keys (the
+   cross-document links), so a passage about the entity a top passage names can rank high
+   although it shares no word with the question; then the visible chunks are loaded from
+   PostgreSQL under the same rule as every search (`chunk_select.visible_chunks`).
 """
 
 from __future__ import annotations
@@ -25,12 +29,19 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.models import Chunk
 from graphrag.graph.name_vectors import EmbedTexts
-from graphrag.graph.names import QuestionKey, capitalised_spans, name_tokens, question_keys
+from graphrag.graph.names import (
+    QuestionKey,
+    capitalised_spans,
+    name_key,
+    name_tokens,
+    question_keys,
+)
 from graphrag.graph.neighbourhood import (
     KeyInstance,
     MatchKind,
     NameMatching,
     NeighbourhoodLimits,
+    PassageRef,
 )
 from graphrag.graph.store import GraphStore
 from graphrag.search.chunk_select import SCORE, scored_chunk, visible_chunks
@@ -49,6 +60,7 @@ from graphrag.settings import SearchSettings
 __all__ = [
     "GraphQuery",
     "GraphRanking",
+    "SeedPassage",
     "embed_question",
     "find_graph_hits",
     "rank_in_graph",
@@ -59,6 +71,15 @@ _MS_PER_S = 1000.0
 
 
 @dataclass(frozen=True)
+class SeedPassage:
+    """One of the best passages the other searches found: the graph walk starts there too."""
+
+    kb_id: uuid.UUID
+    knowledge_id: uuid.UUID
+    chunk_id: uuid.UUID
+
+
+@dataclass(frozen=True)
 class GraphQuery:
     """A question to rank chunks for, in some bases (and documents), with optional extra seeds."""
 
@@ -66,7 +87,7 @@ class GraphQuery:
     kb_ids: Sequence[uuid.UUID]
     entities: Sequence[str] = ()  # names a model extracted from the question
     knowledge_ids: Sequence[uuid.UUID] | None = None
-    passage_seeds: Mapping[str, float] = field(default_factory=dict)  # chunk id -> weight
+    passages: Sequence[SeedPassage] = ()  # best first
     # Vectors of the question's names (`names()`), for near matches; empty: no near matches.
     name_vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
 
@@ -117,10 +138,16 @@ def _limits(settings: SearchSettings, neighbours: bool) -> NeighbourhoodLimits:
 
 
 def _matching(
-    settings: SearchSettings, query: GraphQuery, vectors: Mapping[str, Sequence[float]]
+    settings: SearchSettings,
+    query: GraphQuery,
+    vectors: Mapping[str, Sequence[float]],
+    kb_id: uuid.UUID,
 ) -> NameMatching:
-    """Beyond exact keys: keys holding every word of a question's name, and keys whose name
-    vector is near one of the names' vectors."""
+    """Beyond exact keys: keys holding every word of a question's name, keys whose name vector
+    is near one of the names' vectors, and the keys of the base's passage seeds."""
+    passages = [
+        PassageRef(str(p.chunk_id), str(p.knowledge_id)) for p in query.passages if p.kb_id == kb_id
+    ]
     return NameMatching(
         names=query.names(),
         word_limit=settings.graph_word_match_limit,
@@ -128,15 +155,21 @@ def _matching(
         vector_limit=settings.graph_vector_match_limit if vectors else 0,
         vector_probe=settings.graph_vector_probe,
         vector_threshold=settings.graph_vector_match_threshold,
+        passages=passages,
+        passage_max_documents=settings.graph_passage_max_documents,
     )
 
 
-def _match_shares(rows: Sequence[KeyInstance]) -> dict[str, float]:
-    """Each key found by a match, weighted: a word match by the share of the key's words its
-    name covers, a near match by the vectors' similarity."""
+def _match_shares(rows: Sequence[KeyInstance], exact: set[str]) -> dict[str, float]:
+    """Each key a question's name found beyond its exact keys, weighted: a word match by the
+    share of the key's words its name covers, a near match by the vectors' similarity. A name
+    found as an exact key (in `exact`) needs no looser match: its word and near matches are
+    dropped. (Keys found only through a passage are not the question's: they are not here.)"""
     shares: dict[str, float] = {}
     for row in rows:
         for match in row.matches:
+            if match.kind is MatchKind.PASSAGE or name_key(match.name) in exact:
+                continue
             if match.kind is MatchKind.WORDS:
                 size = len(name_tokens(match.name))
                 share = min(1.0, size / max(len(row.key.split()), 1))
@@ -146,12 +179,39 @@ def _match_shares(rows: Sequence[KeyInstance]) -> dict[str, float]:
     return shares
 
 
+def _run_weights(
+    keys: Sequence[QuestionKey], names: Sequence[str], outside_weight: float
+) -> dict[str, float]:
+    """Each matched run of the question's words, weighted 1 when it lies inside one of the
+    question's names ("Cooper Firearms" in "Cooper Firearms of Montana") and `outside_weight`
+    otherwise ("which", "produced"): such runs name entities too, but rarely the ones asked
+    about. When no run lies inside a name, every run weighs 1."""
+    spans = [f" {name_key(name)} " for name in names]
+    inside = {k.key for k in keys if any(f" {k.key} " in span for span in spans)}
+    if not inside:
+        return {k.key: 1.0 for k in keys}
+    return {k.key: 1.0 if k.key in inside else outside_weight for k in keys}
+
+
 def embed_question(
     embed: EmbedTexts, question: str, names: Sequence[str]
 ) -> tuple[list[float], dict[str, list[float]]]:
     """The question's vector and its names' vectors, in one call to the embedder."""
     vectors = embed([question, *names])
     return vectors[0], dict(zip(names, vectors[1:], strict=True))
+
+
+def _passage_weights(
+    query: GraphQuery, kb_id: uuid.UUID, seeds: Mapping[str, float], settings: SearchSettings
+) -> dict[str, float]:
+    """Restart weights of the base's passage seeds: the n-th best passage weighs 1/n of
+    `graph_passage_seed_weight` times the mean weight of the question's entity seeds."""
+    unit = sum(seeds.values()) / len(seeds) if seeds else 1.0
+    weights: dict[str, float] = {}
+    for rank, passage in enumerate(query.passages, start=1):
+        if passage.kb_id == kb_id:
+            weights[str(passage.chunk_id)] = settings.graph_passage_seed_weight * unit / rank
+    return weights
 
 
 def _rank_base(
@@ -175,15 +235,17 @@ def _rank_base(
         list(by_key),
         query.knowledge_ids,
         _limits(settings, neighbours=True),
-        _matching(settings, query, vectors),
+        _matching(settings, query, vectors, kb_id),
     )
-    shares = _match_shares(rows)
     matched = {r.key for r in rows}
-    kept = {k.key for k in _kept_keys([by_key[key] for key in matched if key in by_key])}
-    kept |= {key for key in shares if key in matched}
+    shares = _match_shares(rows, {key for key in matched if key in by_key})
+    kept_runs = _kept_keys([by_key[key] for key in matched if key in by_key])
+    runs = _run_weights(kept_runs, query.names(), settings.graph_outside_name_weight)
+    shares = {key: share * settings.graph_loose_match_weight for key, share in shares.items()}
+    kept = set(runs) | {key for key in shares if key in matched}
     seed_rows = [r for r in rows if r.key in kept]
     related = (link.key for r in seed_rows for link in r.neighbours)
-    expand = list(dict.fromkeys(key for key in related if key and key not in kept))
+    expand = list(dict.fromkeys(key for key in related if key and key not in matched))
     truncated = len(expand) > settings.graph_max_expand_keys
     hop_rows: list[KeyInstance] = []
     if settings.graph_hops > 1 and expand:
@@ -194,9 +256,9 @@ def _rank_base(
             _limits(settings, neighbours=False),
         )
     read_done = perf_counter()
-    graph = build_graph([*seed_rows, *hop_rows], settings.graph_max_nodes)
+    graph = build_graph([*rows, *hop_rows], settings.graph_max_nodes)
     weights = {
-        key: weight * (1.0 if key in by_key else shares.get(key, 1.0))
+        key: weight * runs.get(key, shares.get(key, 1.0))
         for key, weight in seed_weights(seed_rows, kept).items()
     }
     params = PprParams(
@@ -205,12 +267,13 @@ def _rank_base(
         tolerance=settings.graph_ppr_tolerance,
         neighbour_decay=settings.graph_neighbour_decay,
     )
+    passage_weights = _passage_weights(query, kb_id, weights, settings)
     evidence = rank_chunks(
-        graph, weights, query.passage_seeds, GraphRanker(settings.graph_ranker), params
+        graph, weights, passage_weights, GraphRanker(settings.graph_ranker), params
     )
     return _BaseRanking(
         evidence=evidence,
-        seeds=sorted({graph.names.get(key, key) for key in weights}),
+        seeds=sorted({graph.names.get(key, key) for key, w in weights.items() if w > 0}),
         truncated=truncated or graph.truncated,
         read_ms=(read_done - start) * _MS_PER_S,
         rank_ms=(perf_counter() - read_done) * _MS_PER_S,
@@ -279,6 +342,7 @@ def _load_visible(
             rank=len(hits) + 1,
             seeds=list(item.seeds),
             path=list(item.path),
+            via_chunk_id=uuid.UUID(item.via_chunk) if item.via_chunk else None,
         )
         hits.append(GraphListHit(scored_chunk(rows[chunk_id], score), contribution))
     return hits

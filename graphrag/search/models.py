@@ -73,8 +73,9 @@ class ScoredChunk(ChunkRef):
 
 
 class GraphContribution(BaseModel):
-    """How the graph ranked a chunk: its graph score and rank, the question's entities behind it,
-    and the path that led there (an entity, or entity, relation, entity)."""
+    """How the graph ranked a chunk: its graph score and rank, the entities behind it, the path
+    that led there (an entity, or entity, relation, entity), and, when it was reached through an
+    entity it shares with one of the best passages of the other searches, that passage."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -82,6 +83,7 @@ class GraphContribution(BaseModel):
     rank: int = Field(ge=1)
     seeds: list[str]
     path: list[str]
+    via_chunk_id: uuid.UUID | None = None
 
 
 class SearchHit(ChunkRef):

@@ -3,15 +3,15 @@
 One SQL query per method (plus one `set_config` for the HNSW scan) and one query embedding,
 whatever the number of bases. Each base contributes to the methods its indexing strategy
 allows. With `use_graph` and a graph source, the graph-enabled bases' chunks ranked through the
-knowledge graph (`graph_retrieval`) are a third list: the graph read runs beside the other
-searches, and a chunk the graph strongly supports can reach rank 1.
+knowledge graph (`graph_retrieval`) are a third list, seeded by the question's entities and by
+the best passages of the vector + keyword fusion, so a chunk the graph strongly supports can
+reach rank 1.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from time import perf_counter
@@ -25,6 +25,7 @@ from graphrag.search.fusion import FusionWeights, fuse
 from graphrag.search.graph_retrieval import (
     GraphQuery,
     GraphRanking,
+    SeedPassage,
     embed_question,
     rank_in_graph,
     visible_graph_hits,
@@ -35,12 +36,13 @@ from graphrag.search.models import (
     RetrievalRequest,
     RetrievalResult,
     ScoredChunk,
+    SearchHit,
     StageTimings,
 )
 from graphrag.search.vector_search import vector_search
 from graphrag.settings import SearchSettings
 
-__all__ = ["GraphSource", "retrieve"]
+__all__ = ["GraphSource", "retrieve", "seed_passages"]
 
 log = logging.getLogger(__name__)
 
@@ -146,13 +148,31 @@ def _graph_query(request: RetrievalRequest, graph: GraphSource | None) -> GraphQ
     )
 
 
-def _graph_ranking(future: Future[GraphRanking]) -> GraphRanking | None:
+def _graph_ranking(
+    store: GraphStore, settings: SearchSettings, query: GraphQuery
+) -> GraphRanking | None:
     try:
-        return future.result()
+        return rank_in_graph(store, settings, query)
     except (GraphStoreError, EmbeddingError) as exc:
         # The graph adds to the other methods: when it cannot be read, they still answer.
         log.warning("graph ranking skipped: %s", exc.message)
         return None
+
+
+def seed_passages(
+    hybrid: Sequence[SearchHit], query: GraphQuery, settings: SearchSettings
+) -> list[SeedPassage]:
+    """The best hits of the vector + keyword fusion in graph-enabled bases: the graph walk
+    starts there as well as at the question's entities."""
+    if settings.graph_passage_seed_weight <= 0:
+        return []
+    in_graph = set(query.kb_ids)
+    seeds = [
+        SeedPassage(kb_id=h.kb_id, knowledge_id=h.knowledge_id, chunk_id=h.chunk_id)
+        for h in hybrid
+        if h.kb_id in in_graph
+    ]
+    return seeds[: settings.graph_passage_seeds]
 
 
 def retrieve(
@@ -162,39 +182,34 @@ def retrieve(
     request: RetrievalRequest,
     graph: GraphSource | None = None,
 ) -> RetrievalResult:
-    """Run the allowed methods (the graph read beside the others), fuse by weighted RRF and
-    keep `top_k`."""
+    """Run the allowed methods, fuse by weighted RRF and keep `top_k`. With the graph, the
+    vector + keyword fusion comes first: its best passages seed the graph ranking, whose list
+    is then fused with the other two."""
     clock = _Clock()
     query = _graph_query(request, graph)
-    # Passage seeds need the vector hits first; without them the graph read starts at once.
-    seeded = settings.graph_passage_seed_weight > 0
-    with clock.stage("total"), ThreadPoolExecutor(max_workers=1) as pool:
+    weights = FusionWeights(
+        k=settings.rrf_k,
+        vector=settings.vector_weight,
+        keyword=settings.keyword_weight,
+        graph=settings.graph_weight,
+    )
+    with clock.stage("total"):
         query_vector, name_vectors = _embed(embedder, settings, request, query, clock)
-        if query is not None:
-            query = replace(query, name_vectors=name_vectors)
-        pending = None
-        if graph is not None and query is not None and not seeded:
-            pending = pool.submit(rank_in_graph, graph.store, settings, query)
         vector_hits = _run_vector(session, settings, request, query_vector, clock)
-        if graph is not None and query is not None and seeded:
-            top = (vector_hits or [])[: settings.graph_passage_seeds]
-            weight = settings.graph_passage_seed_weight
-            query = replace(query, passage_seeds={str(h.chunk_id): weight for h in top})
-            pending = pool.submit(rank_in_graph, graph.store, settings, query)
         keyword_hits = _run_keyword(session, settings, request, clock)
         ranking = None
-        if pending is not None and query is not None:
+        if graph is not None and query is not None:
             with clock.stage("graph"):
-                ranking = _graph_ranking(pending)
+                hybrid = fuse(vector_hits or [], keyword_hits or [], weights)
+                query = replace(
+                    query,
+                    name_vectors=name_vectors,
+                    passages=seed_passages(hybrid, query, settings),
+                )
+                ranking = _graph_ranking(graph.store, settings, query)
                 if ranking is not None:
                     ranking = visible_graph_hits(session, ranking, query, settings, query_vector)
         with clock.stage("fusion"):
-            weights = FusionWeights(
-                k=settings.rrf_k,
-                vector=settings.vector_weight,
-                keyword=settings.keyword_weight,
-                graph=settings.graph_weight,
-            )
             graph_list = ranking.hits if ranking is not None else []
             fused = fuse(vector_hits or [], keyword_hits or [], weights, graph_list)
     timings = clock.timings()

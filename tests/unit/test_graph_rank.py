@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphrag.graph.neighbourhood import KeyInstance, NeighbourLink
+from graphrag.graph.neighbourhood import KeyInstance, KeyMatch, MatchKind, NeighbourLink
 from graphrag.search.graph_rank import (
     GraphRanker,
     PprParams,
@@ -145,3 +145,74 @@ def test_a_path_keeps_the_stored_direction_of_its_relation() -> None:
     )
     ranked = rank_chunks(build_graph([incoming], 100), {"firm": 1.0}, {}, GraphRanker.PPR, PARAMS)
     assert ranked[1].path == ("Boss", "runs", "Firm") and ranked[1].seeds == ("Firm",)
+
+
+def passage_row(key: str, chunks: list[str], passage: str, instances: int = 1) -> KeyInstance:
+    """A key found only through a passage seed (no relations read for it)."""
+    return KeyInstance(
+        key=key,
+        instances=instances,
+        name=key.title(),
+        kg="doc",
+        chunks=tuple(chunks),
+        neighbours=(),
+        matches=(KeyMatch(MatchKind.PASSAGE, passage, 1.0),),
+    )
+
+
+def test_weighted_walk_follows_edges_in_proportion_to_their_weights() -> None:
+    # A star: node 0 linked to 1 and 2; the edge to 2 weighs three times the edge to 1.
+    sources = np.array([0, 1, 0, 2])
+    targets = np.array([1, 0, 2, 0])
+    weights = np.array([1.0, 1.0, 3.0, 1.0])
+    reset = np.array([1.0, 0.0, 0.0])
+    scores = personalized_pagerank(3, sources, targets, reset, PARAMS, weights)
+    assert scores[2] == pytest.approx(3 * scores[1])
+    assert scores.sum() == pytest.approx(1.0)
+
+
+def test_a_passage_leads_to_the_documents_of_its_rare_entity_not_its_common_one() -> None:
+    # The seed passage p names a rare entity (2 documents) and a common one (40 documents);
+    # each is also named in one other chunk. The walk leaves p mostly through the rare one.
+    rows = [
+        passage_row("rare", ["p", "rare_doc"], "p", instances=2),
+        passage_row("common", ["p", "common_doc"], "p", instances=40),
+    ]
+    ranked = rank_chunks(build_graph(rows, 100), {}, {"p": 1.0}, GraphRanker.PPR, PARAMS)
+    order = [e.chunk_id for e in ranked]
+    assert order[:2] == ["p", "rare_doc"] and order.index("rare_doc") < order.index("common_doc")
+    bridged = ranked[1]
+    assert bridged.seeds == ("Rare",) and bridged.via_chunk == "p"
+    assert ranked[0].via_chunk is None  # the passage itself was not reached from another one
+
+
+def test_question_entities_and_passages_seed_the_walk_together() -> None:
+    # The question names "alpha" (chunk a1); the best passage p names "beta", whose own
+    # document holds b1. Without the passage the walk never reaches b1.
+    rows = [row("alpha", ["a1", "p"]), passage_row("beta", ["p", "b1"], "p")]
+    graph = build_graph(rows, 100)
+    alone = rank_chunks(graph, {"alpha": 1.0}, {}, GraphRanker.PPR, PARAMS)
+    seeded = rank_chunks(graph, {"alpha": 1.0}, {"p": 0.5}, GraphRanker.PPR, PARAMS)
+    assert {e.chunk_id for e in alone} == {"a1", "p", "b1"}  # b1 through p, reached from alpha
+    b1_alone = next(e.score for e in alone if e.chunk_id == "b1")
+    b1_seeded = next(e.score for e in seeded if e.chunk_id == "b1")
+    assert b1_seeded > b1_alone
+
+
+def test_entity_overlap_credits_a_passages_entities_by_their_specificity() -> None:
+    rows = [
+        passage_row("rare", ["p", "r1"], "p", instances=2),
+        passage_row("common", ["p", "c1"], "p", instances=10),
+    ]
+    ranked = rank_chunks(build_graph(rows, 100), {}, {"p": 1.0}, GraphRanker.ENTITY_OVERLAP, PARAMS)
+    scores = {e.chunk_id: e.score for e in ranked}
+    assert scores["r1"] == pytest.approx(0.5) and scores["c1"] == pytest.approx(0.1)
+    assert scores["p"] == pytest.approx(0.6)  # it names both
+
+
+def test_passage_seeds_alone_rank_without_question_entities() -> None:
+    rows = [passage_row("beta", ["p", "b1"], "p")]
+    ranked = rank_chunks(
+        build_graph(rows, 100), {}, {"p": 1.0, "absent": 1.0}, GraphRanker.PPR, PARAMS
+    )
+    assert [e.chunk_id for e in ranked] == ["p", "b1"]

@@ -1,0 +1,111 @@
+"""How a question and the best passages seed the graph ranking (the store is a fake port)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+import pytest
+
+from graphrag.graph.neighbourhood import (
+    KeyInstance,
+    KeyMatch,
+    MatchKind,
+    NameMatching,
+    NeighbourhoodLimits,
+)
+from graphrag.graph.store import GraphStore
+from graphrag.search.graph_retrieval import GraphQuery, SeedPassage, rank_in_graph
+from graphrag.settings import SearchSettings, Settings
+
+pytestmark = pytest.mark.unit
+
+KB, OTHER_KB = uuid.uuid4(), uuid.uuid4()
+DOC = uuid.uuid4()
+
+
+@dataclass
+class FakeNeighbourhood:
+    """Answers the neighbourhood read with fixed rows and records what it was asked."""
+
+    rows: list[KeyInstance]
+    calls: list[tuple[list[str], NameMatching]] = field(default_factory=list)
+
+    def entity_neighbourhood(
+        self,
+        kb_id: uuid.UUID,
+        keys: Sequence[str],
+        knowledge_ids: Sequence[uuid.UUID] | None,
+        limits: NeighbourhoodLimits,
+        matching: NameMatching | None = None,
+    ) -> list[KeyInstance]:
+        self.calls.append((list(keys), matching or NameMatching()))
+        return self.rows
+
+
+def instance(key: str, chunks: list[str], *matches: KeyMatch, docs: int = 1) -> KeyInstance:
+    return KeyInstance(key, docs, key.title(), str(DOC), tuple(chunks), (), tuple(matches))
+
+
+def search_settings(**changes: object) -> SearchSettings:
+    return Settings().search.model_copy(update={"graph_hops": 1, **changes})
+
+
+def ranked(store: FakeNeighbourhood, query: GraphQuery, **changes: object) -> dict[str, float]:
+    ranking = rank_in_graph(cast(GraphStore, store), search_settings(**changes), query)
+    return {e.chunk_id: e.score for e in ranking.evidence}
+
+
+def test_the_best_passages_of_the_base_are_sent_with_their_documents() -> None:
+    store = FakeNeighbourhood([])
+    mine = [SeedPassage(KB, DOC, uuid.uuid4()) for _ in range(2)]
+    elsewhere = SeedPassage(OTHER_KB, uuid.uuid4(), uuid.uuid4())
+    query = GraphQuery("Where is Orvex Arms?", [KB], passages=[mine[0], elsewhere, mine[1]])
+    rank_in_graph(cast(GraphStore, store), search_settings(), query)
+    ((_, matching),) = store.calls
+    assert [p.chunk_id for p in matching.passages] == [str(p.chunk_id) for p in mine]
+    assert all(p.knowledge_id == str(DOC) for p in matching.passages)
+    assert matching.passage_max_documents == search_settings().graph_passage_max_documents
+
+
+def test_runs_of_words_outside_the_names_do_not_seed_when_a_name_matched() -> None:
+    # "Orvex Arms" is a name of the question; "which" is only a run of its words.
+    store = FakeNeighbourhood([instance("orvex arms", ["name"]), instance("which", ["word"])])
+    query = GraphQuery("Which rifle did Orvex Arms make?", [KB])
+    assert set(ranked(store, query, graph_outside_name_weight=0.0)) == {"name"}
+    assert set(ranked(store, query, graph_outside_name_weight=0.5)) == {"name", "word"}
+
+
+def test_every_run_seeds_when_no_name_matched() -> None:
+    store = FakeNeighbourhood([instance("rifle", ["c1"])])
+    query = GraphQuery("which rifle was made in montana?", [KB])
+    assert set(ranked(store, query, graph_outside_name_weight=0.0)) == {"c1"}
+
+
+def test_a_name_found_exactly_takes_no_loose_matches() -> None:
+    loose = KeyMatch(MatchKind.WORDS, "Orvex Arms", 1.0)
+    near = KeyMatch(MatchKind.VECTOR, "Kimber Mfg", 0.9)
+    store = FakeNeighbourhood(
+        [
+            instance("orvex arms", ["exact"]),
+            instance("orvex arms company", ["loose"], loose),
+            instance("kimber manufacturing", ["near"], near),
+        ]
+    )
+    query = GraphQuery("Did Orvex Arms buy Kimber Mfg?", [KB])
+    scores = ranked(store, query, graph_loose_match_weight=0.25)
+    assert "loose" not in scores  # "Orvex Arms" itself was found
+    assert 0 < scores["near"] < scores["exact"]  # "Kimber Mfg" was not, its near match counts less
+
+
+def test_keys_found_only_through_a_passage_are_not_question_seeds() -> None:
+    passage = uuid.uuid4()
+    via = KeyMatch(MatchKind.PASSAGE, str(passage), 1.0)
+    store = FakeNeighbourhood([instance("beta", [str(passage), "b1"], via)])
+    query = GraphQuery("What about it?", [KB], passages=[SeedPassage(KB, DOC, passage)])
+    ranking = rank_in_graph(cast(GraphStore, store), search_settings(), query)
+    assert ranking.seeds == []
+    by_chunk = {e.chunk_id: e for e in ranking.evidence}
+    assert by_chunk["b1"].via_chunk == str(passage) and by_chunk["b1"].seeds == ("Beta",)
