@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.auth.rate_limit import RateLimiter
-from graphrag.chat.turn import ChatServices
+from graphrag.chat.turn import ChatServices, MemoryPort
 from graphrag.faces.services import FaceServices
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.relay_loop import RelayLoop
@@ -45,13 +45,17 @@ class AppState:
         (`archival` is False): core and recall memory, in PostgreSQL, still work."""
         return self.memory
 
-    def face_services(self) -> FaceServices:
-        """What the OpenAI-compatible and MCP faces use (they keep no conversation)."""
-        chat = ChatServices(
+    def chat_services(self, memory: MemoryPort | None = None) -> ChatServices:
+        """The chat over this process's services; `memory` for a chat that keeps a conversation."""
+        return ChatServices(
             settings=self.settings,
             sessions=self.sessions,
             embedder=self.embedder,
             llm=self.llm,
             graph=self.graph,
+            memory=memory,
         )
-        return FaceServices(chat=chat, storage=self.storage, relay=self.relay)
+
+    def face_services(self) -> FaceServices:
+        """What the OpenAI-compatible and MCP faces use (they keep no conversation)."""
+        return FaceServices(chat=self.chat_services(), storage=self.storage, relay=self.relay)

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import redis
 from rich.console import Console
 from rich.table import Table
 
 from graphrag.chat.schemas import ChatRequest, DeltaEvent, ErrorEvent, SessionCreate
 from graphrag.chat.service import run_chat, start_turn
 from graphrag.chat.sessions import create_session
-from graphrag.chat.turn import ChatServices
-from graphrag.db.engine import make_engine, make_session_factory, session_scope
+from graphrag.chat.standalone import open_chat_services
+from graphrag.db.engine import session_scope
 from graphrag.errors import NotFoundError
-from graphrag.graph.factory import build_graph_store
 from graphrag.ingest.batch import find_kb_by_name
-from graphrag.llm.client import LlmClient
-from graphrag.llm.concurrency import interactive_limiter
-from graphrag.search.embeddings import build_embedder
 from graphrag.search.models import GraphContribution
 from graphrag.settings import Settings
 from graphrag.tenancy import ensure_tenant
@@ -24,17 +19,6 @@ from graphrag.tenancy import ensure_tenant
 __all__ = ["ask"]
 
 CLI_OWNER = "cli"
-
-
-def _services(settings: Settings) -> ChatServices:
-    limiter = interactive_limiter(redis.Redis.from_url(settings.redis.url), settings.llm)
-    return ChatServices(
-        settings=settings,
-        sessions=make_session_factory(make_engine(settings)),
-        embedder=build_embedder(settings.embedding),
-        llm=LlmClient(settings.llm, limiter),
-        graph=build_graph_store(settings),
-    )
 
 
 def _graph_cell(graph: GraphContribution | None) -> str:
@@ -49,21 +33,21 @@ def _graph_cell(graph: GraphContribution | None) -> str:
 
 def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bool:
     """Print the answer as it streams, then its references; False if it did not complete."""
-    services = _services(settings)
-    with session_scope(services.sessions) as session:
-        tenant = ensure_tenant(session, settings.api.default_tenant)
-        kb_id = find_kb_by_name(session, tenant, kb_name)
-        if kb_id is None:
-            raise NotFoundError(f"no knowledge base named {kb_name!r}")
-        request = SessionCreate(kb_ids=[kb_id])
-        chat = create_session(session, tenant, CLI_OWNER, request, settings.chat)
-    turn = start_turn(services, tenant, chat.id, ChatRequest(query=question))
-    console.print(f"[bold]Q:[/] {question}\n[bold]A:[/] ", end="")
-    for event in run_chat(services, turn):
-        if isinstance(event.data, DeltaEvent):
-            console.print(event.data.content, end="", highlight=False, markup=False)
-        elif isinstance(event.data, ErrorEvent):
-            console.print(f"\n[red]{event.data.message}[/]")
+    with open_chat_services(settings) as services:
+        with session_scope(services.sessions) as session:
+            tenant = ensure_tenant(session, settings.api.default_tenant)
+            kb_id = find_kb_by_name(session, tenant, kb_name)
+            if kb_id is None:
+                raise NotFoundError(f"no knowledge base named {kb_name!r}")
+            request = SessionCreate(kb_ids=[kb_id])
+            chat = create_session(session, tenant, CLI_OWNER, request, settings.chat)
+        turn = start_turn(services, tenant, chat.id, ChatRequest(query=question))
+        console.print(f"[bold]Q:[/] {question}\n[bold]A:[/] ", end="")
+        for event in run_chat(services, turn):
+            if isinstance(event.data, DeltaEvent):
+                console.print(event.data.content, end="", highlight=False, markup=False)
+            elif isinstance(event.data, ErrorEvent):
+                console.print(f"\n[red]{event.data.message}[/]")
     console.print()
     table = Table("#", "document", "page", "match", "graph", "excerpt", title="references")
     for ref in turn.references:

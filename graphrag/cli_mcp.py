@@ -11,21 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import redis
 from rich.console import Console
 
 from graphrag.auth.keys import verify_key
 from graphrag.auth.models import Principal
-from graphrag.chat.turn import ChatServices
-from graphrag.db.engine import make_engine, make_session_factory, session_scope
+from graphrag.chat.standalone import open_chat_services
+from graphrag.db.engine import session_scope
 from graphrag.errors import UnauthorizedError
 from graphrag.faces.services import FaceServices
-from graphrag.graph.factory import build_graph_store
 from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
-from graphrag.llm.client import LlmClient
-from graphrag.llm.concurrency import interactive_limiter
-from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
 from graphrag.settings import Settings
 
 __all__ = ["serve_stdio"]
@@ -37,27 +32,15 @@ _err = Console(stderr=True)
 def _face_services(settings: Settings) -> Iterator[FaceServices]:
     from workers.queue import sender_queue
 
-    engine = make_engine(settings)
-    limiter = interactive_limiter(redis.Redis.from_url(settings.redis.url), settings.llm)
-    chat = ChatServices(
-        settings=settings,
-        sessions=make_session_factory(engine),
-        embedder=build_embedder(settings.embedding),
-        llm=LlmClient(settings.llm, limiter),
-        graph=build_graph_store(settings),
-    )
-    relay = RelayLoop(chat.sessions, sender_queue(settings), settings.outbox)
-    relay.start()
-    try:
-        yield FaceServices(
-            chat=chat, storage=FileStorage(settings.resolve(settings.storage_dir)), relay=relay
-        )
-    finally:
-        relay.stop(settings.outbox.relay_interval_s)
-        chat.graph.close()
-        if isinstance(chat.embedder, OpenAiCompatibleEmbedder):
-            chat.embedder.close()
-        engine.dispose()
+    with open_chat_services(settings) as chat:
+        relay = RelayLoop(chat.sessions, sender_queue(settings), settings.outbox)
+        relay.start()
+        try:
+            yield FaceServices(
+                chat=chat, storage=FileStorage(settings.resolve(settings.storage_dir)), relay=relay
+            )
+        finally:
+            relay.stop(settings.outbox.relay_interval_s)
 
 
 def serve_stdio(settings: Settings, key: str) -> bool:

@@ -48,14 +48,7 @@ _DEFS = "#/$defs/"
 
 
 def _services(state: AppState) -> ChatServices:
-    return ChatServices(
-        settings=state.settings,
-        sessions=state.sessions,
-        embedder=state.embedder,
-        llm=state.llm,
-        graph=state.graph,
-        memory=ChatMemory(state.memory_context()),
-    )
+    return state.chat_services(ChatMemory(state.memory_context()))
 
 
 @router.post("/sessions", status_code=status.HTTP_201_CREATED)

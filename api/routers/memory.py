@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response, status
 
@@ -17,7 +17,13 @@ from graphrag.db.pages import Page
 from graphrag.errors import ArchivalMemoryDisabledError, NotFoundError
 from graphrag.memory import core_memory, facts_service
 from graphrag.memory.context import ARCHIVAL_OFF, MemoryContext
-from graphrag.memory.models import EntityNeighbourhood, MemoryFact, MemoryOwner, ScoredFact
+from graphrag.memory.models import (
+    EntityNeighbourhood,
+    MemoryFact,
+    MemoryOwner,
+    ScoredFact,
+    SessionCloseReport,
+)
 from graphrag.memory.recall_log import last_close_report
 from graphrag.memory.schemas import (
     CoreSectionWrite,
@@ -209,7 +215,7 @@ def close_report(
     session: SessionDep,
     settings: SettingsDep,
     owner: OwnerQuery = None,
-) -> dict[str, Any]:
+) -> SessionCloseReport:
     """The report of the session's last close (facts stored, duplicates, LLM status...)."""
     report = last_close_report(session, _owner(tenant, caller, owner, settings), session_id)
     if report is None:

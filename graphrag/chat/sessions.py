@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, select
 from sqlalchemy.orm import Session
 
 from graphrag.chat.schemas import (
@@ -17,7 +17,7 @@ from graphrag.chat.schemas import (
 from graphrag.chat.turn import MemoryPort
 from graphrag.db.enums import MessageRole
 from graphrag.db.models import ChatSession, Message
-from graphrag.db.pages import Page
+from graphrag.db.pages import Page, paginate
 from graphrag.db.tenant_rows import tenant_row
 from graphrag.errors import InvalidInputError
 from graphrag.kb.service import get_kb_row
@@ -73,20 +73,13 @@ def list_sessions(
     session: Session, tenant_id: uuid.UUID, *, page: int, page_size: int
 ) -> Page[SessionPublic]:
     """A page of the tenant's sessions, most recently active first."""
-    where = ChatSession.tenant_id == tenant_id
-    total = session.execute(select(func.count()).select_from(ChatSession).where(where)).scalar_one()
-    rows = session.execute(
+    query = (
         select(ChatSession)
-        .where(where)
+        .where(ChatSession.tenant_id == tenant_id)
         .order_by(ChatSession.updated_at.desc(), ChatSession.id)
-        .offset((page - 1) * page_size)
-        .limit(page_size)
-    ).scalars()
-    return Page(
-        items=[SessionPublic.model_validate(r) for r in rows],
-        total=total,
-        page=page,
-        page_size=page_size,
+    )
+    return paginate(
+        session, query, page=page, page_size=page_size, public=SessionPublic.model_validate
     )
 
 
@@ -96,19 +89,18 @@ def get_session(
     """The session with one page of its messages, oldest first, and how many it holds."""
     row = get_session_row(session, tenant_id, session_id)
     public = SessionPublic.model_validate(row)
-    where = Message.session_id == row.id
-    total = session.execute(select(func.count()).select_from(Message).where(where)).scalar_one()
-    messages = session.execute(
+    query = (
         select(Message)
-        .where(where)
+        .where(Message.session_id == row.id)
         .order_by(Message.created_at, _QUESTION_FIRST, Message.id)
-        .offset((page - 1) * page_size)
-        .limit(page_size)
-    ).scalars()
+    )
+    messages = paginate(
+        session, query, page=page, page_size=page_size, public=MessagePublic.model_validate
+    )
     return SessionWithMessages(
         **public.model_dump(),
-        messages=[MessagePublic.model_validate(m) for m in messages],
-        messages_total=total,
+        messages=messages.items,
+        messages_total=messages.total,
         page=page,
         page_size=page_size,
     )

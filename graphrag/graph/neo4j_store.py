@@ -20,7 +20,7 @@ from graphrag.graph.neighbourhood import (
     NeighbourhoodLimits,
     key_instance,
 )
-from graphrag.graph.neo4j_tx import REJECTED, UNREACHABLE, run_statements, run_transaction
+from graphrag.graph.neo4j_tx import REJECTED, Rows, run_statements, run_transaction
 from graphrag.graph.search_models import (
     EntityMatches,
     GraphEntity,
@@ -34,6 +34,10 @@ from graphrag.settings import Neo4jSettings
 __all__ = ["Neo4jGraphStore"]
 
 log = logging.getLogger(__name__)
+
+# What a failure of these statements is reported as ("<action> failed: ...").
+_SCHEMA = "graph schema update"
+_DELETE = "graph delete"
 
 
 class Neo4jGraphStore:
@@ -50,9 +54,7 @@ class Neo4jGraphStore:
 
     def ensure_vector_index(self, dimensions: int) -> None:
         """The index of the base nodes' name vectors (IF NOT EXISTS)."""
-        self.driver.execute_query(
-            cypher.vector_index_ddl(dimensions), database_=self.settings.database
-        )
+        self._write(cypher.vector_index_ddl(dimensions), {}, action=_SCHEMA)
 
     def ensure_schema(self) -> None:
         """The uniqueness of (kg, name): concurrent merges of one entity then meet on one node.
@@ -66,13 +68,11 @@ class Neo4jGraphStore:
             cypher.BASE_ENTITY_KEY_CONSTRAINT,
             cypher.BASE_ENTITY_WORD_INDEX,
         ):
-            self.driver.execute_query(schema, database_=self.settings.database)
+            self._write(schema, {}, action=_SCHEMA)
 
     def ensure_kb_indexes(self, kb_id: uuid.UUID) -> None:
         """The name index for the base's label, created once (IF NOT EXISTS)."""
-        self.driver.execute_query(
-            cypher.name_index_ddl(entity_label(kb_id)), database_=self.settings.database
-        )
+        self._write(cypher.name_index_ddl(entity_label(kb_id)), {}, action=_SCHEMA)
 
     def write_chunk_graph(
         self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, chunk_id: uuid.UUID, graph: GraphData
@@ -141,61 +141,50 @@ class Neo4jGraphStore:
     def document_counts(self, knowledge_id: uuid.UUID) -> GraphCounts:
         """Entities and relations of one document, counted in the graph."""
         label = entity_label(knowledge_id)
-        try:
-            records, _, _ = self.driver.execute_query(
-                cypher.COUNT_BY_LABEL.format(label=label), database_=self.settings.database
-            )
-        except UNREACHABLE as exc:
-            raise GraphStoreError(f"graph count failed: {exc}") from exc
-        return GraphCounts(int(records[0]["nodes"]), int(records[0]["relations"]))
+        row = self._read(cypher.COUNT_BY_LABEL.format(label=label), {})[0]
+        return GraphCounts(int(row["nodes"]), int(row["relations"]))
+
+    def _delete_batched(self, query: str, params: dict[str, Any]) -> int:
+        """How many nodes a batched (`apoc.periodic.iterate`) delete removed; a batch that failed
+        raises `GraphStoreError` with APOC's messages."""
+        row = self._write(query, params, action=_DELETE)[0]
+        if row["errorMessages"]:
+            raise GraphStoreError(f"{_DELETE} failed", errors=row["errorMessages"])
+        return int(row["total"])
 
     def _delete_label(self, label: str) -> int:
-        records, _, _ = self.driver.execute_query(
+        outer = cypher.DELETE_BY_LABEL_OUTER.format(label=label)
+        return self._delete_batched(
             cypher.DELETE_BY_LABEL,
-            outer=cypher.DELETE_BY_LABEL_OUTER.format(label=label),
-            inner=cypher.DELETE_BY_LABEL_INNER,
-            batch_size=self.settings.delete_batch_size,
-            database_=self.settings.database,
+            {
+                "outer": outer,
+                "inner": cypher.DELETE_BY_LABEL_INNER,
+                "batch_size": self.settings.delete_batch_size,
+            },
         )
-        row = records[0]
-        if row["errorMessages"]:
-            raise GraphStoreError("graph delete failed", errors=row["errorMessages"])
-        return int(row["total"])
 
     def delete_document(self, kb_id: uuid.UUID, knowledge_id: uuid.UUID) -> int:
         """Every node of the document, with its relations, in batches; then the base nodes that
         only this document linked to. Other documents' nodes and links stay as they are."""
         label = entity_label(knowledge_id)
-        try:
-            records, _, _ = self.driver.execute_query(
-                cypher.DOCUMENT_ENTITY_KEYS.format(label=label), database_=self.settings.database
-            )
-            removed = self._delete_label(label)
-            self.driver.execute_query(
-                cypher.DELETE_ORPHAN_BASE_ENTITIES,
-                kb=str(kb_id),
-                keys=list(records[0]["keys"]),
-                database_=self.settings.database,
-            )
-        except UNREACHABLE as exc:
-            raise GraphStoreError(f"graph delete failed: {exc}") from exc
+        keys = self._read(cypher.DOCUMENT_ENTITY_KEYS.format(label=label), {})[0]["keys"]
+        removed = self._delete_label(label)
+        self._write(
+            cypher.DELETE_ORPHAN_BASE_ENTITIES,
+            {"kb": str(kb_id), "keys": list(keys)},
+            action=_DELETE,
+        )
         return removed
 
     def delete_knowledge_base(self, kb_id: uuid.UUID) -> int:
         """Every node of the base, with its relations, in batches, then the base's name index."""
         label = entity_label(kb_id)
         removed = self._delete_label(label)
-        records, _, _ = self.driver.execute_query(
+        self._delete_batched(
             cypher.DELETE_BASE_ENTITIES,
-            kb=str(kb_id),
-            batch_size=self.settings.delete_batch_size,
-            database_=self.settings.database,
+            {"kb": str(kb_id), "batch_size": self.settings.delete_batch_size},
         )
-        if records[0]["errorMessages"]:
-            raise GraphStoreError("graph delete failed", errors=records[0]["errorMessages"])
-        self.driver.execute_query(
-            cypher.drop_name_index_ddl(label), database_=self.settings.database
-        )
+        self._write(cypher.drop_name_index_ddl(label), {}, action=_SCHEMA)
         return removed
 
     def keys_without_vector(self, kb_id: uuid.UUID, keys: Sequence[str]) -> list[str]:
@@ -210,12 +199,7 @@ class Neo4jGraphStore:
         rows = [{"key": key, "vector": list(vector)} for key, vector in vectors.items()]
         if not rows:
             return
-        try:
-            self.driver.execute_query(
-                cypher.SET_KEY_VECTORS, kb=str(kb_id), rows=rows, database_=self.settings.database
-            )
-        except UNREACHABLE as exc:
-            raise GraphStoreError(f"graph write failed: {exc}") from exc
+        self._write(cypher.SET_KEY_VECTORS, {"kb": str(kb_id), "rows": rows}, action="graph write")
 
     def entity_neighbourhood(
         self,
@@ -262,11 +246,17 @@ class Neo4jGraphStore:
         )
         return [key_instance(row) for row in rows]
 
-    def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    def _read(self, query: str, params: dict[str, Any]) -> Rows:
         """The rows of one query run in a read transaction, bounded by the transaction timeout."""
-        statement = (query, params)
         return run_statements(
-            self.driver, self.settings, [statement], write=False, action="graph read"
+            self.driver, self.settings, [(query, params)], write=False, action="graph read"
+        )[0]
+
+    def _write(self, query: str, params: dict[str, Any], *, action: str) -> Rows:
+        """The rows of one query run in a write transaction, bounded by the transaction timeout;
+        an unreachable server raises `GraphStoreError("<action> failed: ...")`."""
+        return run_statements(
+            self.driver, self.settings, [(query, params)], write=True, action=action
         )[0]
 
     def search_nodes(

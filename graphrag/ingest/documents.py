@@ -18,13 +18,12 @@ from graphrag.db.accounting import reset_accounting
 from graphrag.db.enums import KnowledgeSource, ParseStatus, Stage, StageStatus
 from graphrag.db.models import Chunk, Knowledge
 from graphrag.db.pages import Page, paginate
-from graphrag.db.tenant_rows import tenant_row
+from graphrag.db.tenant_rows import Owner, tenant_row
 from graphrag.db.visibility import chunk_of_current_attempt
 from graphrag.errors import (
     ConflictError,
     DuplicateDocumentError,
     FileTooLargeError,
-    NotFoundError,
 )
 from graphrag.ingest.file_names import safe_file_name
 from graphrag.ingest.file_types import detect_file_type
@@ -243,21 +242,17 @@ def _chunk_row(
     session: Session, tenant_id: uuid.UUID, chunk_id: uuid.UUID, *, for_update: bool = False
 ) -> Chunk:
     """A chunk of the current version of a document of this tenant, else 404."""
-    query = (
-        select(Chunk)
-        .join(Knowledge, chunk_of_current_attempt())
-        .where(
-            Chunk.id == chunk_id,
-            Knowledge.tenant_id == tenant_id,
-            Knowledge.parse_status != ParseStatus.DELETING,
-        )
+    return tenant_row(
+        session,
+        Chunk,
+        tenant_id,
+        chunk_id,
+        what="chunk",
+        id_key="chunk_id",
+        owner=Owner(Knowledge, chunk_of_current_attempt()),
+        where=[Knowledge.parse_status != ParseStatus.DELETING],
+        for_update=for_update,
     )
-    if for_update:
-        query = query.with_for_update(of=Chunk)
-    chunk = session.execute(query).scalar_one_or_none()
-    if chunk is None:
-        raise NotFoundError("chunk not found", chunk_id=str(chunk_id))
-    return chunk
 
 
 def get_chunk(session: Session, tenant_id: uuid.UUID, chunk_id: uuid.UUID) -> ChunkPublic:

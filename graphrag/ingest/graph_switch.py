@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from graphrag.db.enums import GraphStatus, OutboxStatus, ParseStatus, StageStatus
+from graphrag.db.enums import GraphStatus, OutboxStatus, ParseStatus, Stage, StageStatus
 from graphrag.db.models import Chunk, Knowledge, OutboxTask
 from graphrag.db.outbox import TaskName, enqueue, extract_chunk
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.graph_selection import select_graph_chunks
 from graphrag.ingest.processing import over_graph_budget
+from graphrag.ingest.schemas import StageProgress
 from graphrag.kb import service as kb_service
 from graphrag.kb.schemas import KnowledgeBasePublic, KnowledgeBaseUpdate
 from graphrag.settings import Settings
@@ -108,13 +108,17 @@ def _start_document(session: Session, doc: Knowledge, cap: int) -> int:
     for chunk in todo:
         chunk.graph_status = GraphStatus.PENDING
         chunk.graph_error = None
-    stage: dict[str, Any] = {"status": "running", "done": 0, "total": len(todo)}
-    if len(selected) > cap:
-        stage |= {"skipped": len(selected) - cap, "detail": over_graph_budget(cap)}
+    over = max(len(selected) - cap, 0)
+    stage = StageProgress(
+        status=StageStatus.RUNNING,
+        total=len(todo),
+        skipped=over,
+        detail=over_graph_budget(cap) if over else None,
+    )
     doc.parse_status = ParseStatus.FINALIZING
     doc.pending_subtasks_count = len(todo)
     doc.failed_chunk_count = max(doc.failed_chunk_count - retried_failures, 0)
-    doc.progress = {**doc.progress, "graph": stage}
+    doc.progress = {**doc.progress, Stage.GRAPH: stage.stored()}
     doc.status_changed_at = func.now()
     enqueue(session, *(extract_chunk(doc.id, doc.attempt, c.id) for c in todo))
     return len(todo)
@@ -158,15 +162,17 @@ def _stop_document(session: Session, doc_id: uuid.UUID) -> None:
     doc = session.get(Knowledge, doc_id)
     if doc is None:
         return
-    stage = dict(doc.progress.get("graph") or {})
-    total = int(stage.get("total", 0))
-    stage |= {
-        "status": StageStatus.CANCELLED,
-        "done": max(total - doc.pending_subtasks_count, 0),
-        "skipped": int(stage.get("skipped", 0)) + doc.pending_subtasks_count,
-        "detail": GRAPH_TURNED_OFF,
-    }
-    doc.progress = {**doc.progress, "graph": stage}
+    stage = StageProgress.model_validate(doc.progress.get(Stage.GRAPH) or {})
+    unsettled = doc.pending_subtasks_count
+    stopped = stage.model_copy(
+        update={
+            "status": StageStatus.CANCELLED,
+            "done": max(stage.total - unsettled, 0),
+            "skipped": stage.skipped + unsettled,
+            "detail": GRAPH_TURNED_OFF,
+        }
+    )
+    doc.progress = {**doc.progress, Stage.GRAPH: stopped.stored()}
     doc.pending_subtasks_count = 0
     doc.parse_status = ParseStatus.COMPLETED
     doc.status_changed_at = func.now()

@@ -7,8 +7,7 @@ from typing import Any
 
 from neo4j import Driver
 
-from graphrag.errors import GraphStoreError
-from graphrag.graph.neo4j_tx import UNREACHABLE, Rows, Statement, run_statements
+from graphrag.graph.neo4j_tx import Rows, Statement, run_statements
 from graphrag.settings import Neo4jSettings
 
 __all__ = ["MemoryGraphIO", "Rows", "Statement"]
@@ -35,10 +34,10 @@ class MemoryGraphIO:
 
     def schema(self, query: str, params: dict[str, Any]) -> None:
         """A schema statement (index or constraint DDL), in its own transaction."""
-        try:
-            self.driver.execute_query(query, params, database_=self.settings.database)
-        except UNREACHABLE as exc:
-            raise GraphStoreError(f"memory schema update failed: {exc}") from exc
+        statement = (query, params)
+        run_statements(
+            self.driver, self.settings, [statement], write=True, action="memory schema update"
+        )
 
     def _run(self, statements: Sequence[Statement], *, write: bool) -> list[Rows]:
         action = "memory graph write" if write else "memory graph read"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
-from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,14 +21,13 @@ from graphrag.extraction.prompt_builder import graph_response_format
 from graphrag.graph.models import GraphData
 from graphrag.llm.client import LlmClient
 from graphrag.llm.prompts import load_prompt
-from graphrag.memory.models import FactKind, NewFact, SessionEntity, SessionRelation
+from graphrag.memory.models import FactKind, LlmStatus, NewFact, SessionEntity, SessionRelation
 from graphrag.memory.recall_log import RecallEntry
 from graphrag.memory.session_facts import clip
 from graphrag.settings import ExtractionSettings, MemorySettings
 
 __all__ = [
     "LlmExtraction",
-    "LlmStatus",
     "extract_session_graph",
     "graph_entities",
     "graph_facts",
@@ -44,14 +42,6 @@ _SPEAKERS = {
     MessageRole.ASSISTANT: "Assistant",
     MessageRole.TOOL: "Tool result",
 }
-
-
-class LlmStatus(StrEnum):
-    OK = "ok"
-    EMPTY = "empty"
-    UNPARSED = "unparsed"
-    UNAVAILABLE = "unavailable"
-    DISABLED = "disabled"
 
 
 class LlmExtraction(BaseModel):

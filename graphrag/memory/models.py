@@ -13,10 +13,12 @@ __all__ = [
     "EntityRelation",
     "FactKind",
     "LinkedKbEntity",
+    "LlmStatus",
     "MemoryFact",
     "MemoryOwner",
     "NewFact",
     "ScoredFact",
+    "SessionCloseReport",
     "SessionEntity",
     "SessionRelation",
     "SimilarFact",
@@ -124,3 +126,34 @@ class EntityNeighbourhood(_Frozen):
     relations: list[EntityRelation]
     facts: list[MemoryFact]
     same_as: list[LinkedKbEntity]
+
+
+class LlmStatus(StrEnum):
+    """How the LLM pass of a session close went."""
+
+    OK = "ok"
+    EMPTY = "empty"
+    UNPARSED = "unparsed"
+    UNAVAILABLE = "unavailable"
+    DISABLED = "disabled"
+
+
+class SessionCloseReport(BaseModel):
+    """What one close did; stored with the close in the recall log and returned."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant_id: uuid.UUID
+    owner: str
+    session_id: uuid.UUID
+    messages: int
+    candidates: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    entities: int = 0
+    relations: int = 0
+    mentions: int = 0
+    same_as: int = 0
+    llm_status: LlmStatus
+    llm_detail: str = ""
+    closed_at: int

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from graphrag.db.enums import MessageRole
 from graphrag.db.models import RecallMemory
 from graphrag.memory.clock import Clock, datetime_from_ms, system_clock
-from graphrag.memory.models import MemoryOwner
+from graphrag.memory.models import MemoryOwner, SessionCloseReport
 
 __all__ = [
     "CLOSE_EVENT",
@@ -173,21 +173,21 @@ def mark_closed(
     db: Session,
     owner: MemoryOwner,
     session_id: uuid.UUID,
-    report: dict[str, Any],
+    report: SessionCloseReport,
     clock: Clock = system_clock,
 ) -> None:
     """Log the close of the session with its report."""
     entry = RecallEntry(
         role=MessageRole.SYSTEM,
         content="session closed",
-        tool_data={_EVENT_KEY: CLOSE_EVENT, _REPORT_KEY: report},
+        tool_data={_EVENT_KEY: CLOSE_EVENT, _REPORT_KEY: report.model_dump(mode="json")},
     )
     append_entries(db, owner, session_id, [entry], clock)
 
 
 def last_close_report(
     db: Session, owner: MemoryOwner, session_id: uuid.UUID
-) -> dict[str, Any] | None:
+) -> SessionCloseReport | None:
     """The report of the session's last close, or None if it was never closed."""
     row = db.scalars(
         select(RecallMemory)
@@ -201,8 +201,7 @@ def last_close_report(
     ).first()
     if row is None:
         return None
-    report: dict[str, Any] = dict(row.tool_data.get(_REPORT_KEY) or {})
-    return report
+    return SessionCloseReport.model_validate(row.tool_data[_REPORT_KEY])
 
 
 def idle_sessions(db: Session, cutoff: datetime, limit: int) -> list[tuple[MemoryOwner, uuid.UUID]]:

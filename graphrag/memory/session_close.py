@@ -14,7 +14,6 @@ import logging
 import uuid
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -27,41 +26,26 @@ from graphrag.memory.dedup import KeptFact, filter_duplicates
 from graphrag.memory.entity_graph import MemoryEntityGraph
 from graphrag.memory.graph_io import Rows, Statement
 from graphrag.memory.llm_extraction import (
-    LlmStatus,
     extract_session_graph,
     graph_entities,
     graph_facts,
     graph_relations,
 )
 from graphrag.memory.mentions import entity_key, names_in_text
-from graphrag.memory.models import MemoryOwner, NewFact, SessionEntity, SessionRelation
+from graphrag.memory.models import (
+    LlmStatus,
+    MemoryOwner,
+    NewFact,
+    SessionCloseReport,
+    SessionEntity,
+    SessionRelation,
+)
 from graphrag.memory.recall_log import mark_closed, session_messages
 from graphrag.memory.session_facts import deterministic_facts, files_mentioned, recorded_entities
 
-__all__ = ["SessionCloseReport", "close_session"]
+__all__ = ["close_session"]
 
 log = logging.getLogger(__name__)
-
-
-class SessionCloseReport(BaseModel):
-    """What one close did; stored with the close in the recall log and returned."""
-
-    model_config = ConfigDict(frozen=True)
-
-    tenant_id: uuid.UUID
-    owner: str
-    session_id: uuid.UUID
-    messages: int
-    candidates: int = 0
-    stored: int = 0
-    duplicates: int = 0
-    entities: int = 0
-    relations: int = 0
-    mentions: int = 0
-    same_as: int = 0
-    llm_status: LlmStatus
-    llm_detail: str = ""
-    closed_at: int
 
 
 def _tenant_kb_labels(db: Session, tenant_id: uuid.UUID) -> list[str]:
@@ -182,7 +166,7 @@ def close_session(
                 forgotten,
             )
             return report
-        mark_closed(db, owner, session_id, report.model_dump(mode="json"), ctx.clock)
+        mark_closed(db, owner, session_id, report, ctx.clock)
     log.info("memory session closed: %s", report.model_dump(mode="json"))
     return report
 

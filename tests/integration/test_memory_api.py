@@ -18,7 +18,7 @@ from graphrag.db.models import OutboxTask, RecallMemory
 from graphrag.db.outbox import TaskName
 from graphrag.memory.clock import system_clock
 from graphrag.memory.models import MemoryOwner
-from graphrag.memory.recall_log import record_exchange
+from graphrag.memory.recall_log import CLOSE_EVENT, record_exchange
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.memory_helpers import ManualClock, new_chat_session
@@ -143,6 +143,14 @@ def test_close_session_through_the_worker_then_entity_neighbourhood(
     assert queued.status_code == 202 and queued.json()["queued"] is True
     report = _wait_report(http, session_id, owner.owner)
     assert report["llm_status"] == "ok" and report["stored"] >= 3 and report["relations"] == 1
+    with session_scope(session_factory) as db:
+        logged = db.scalars(
+            select(RecallMemory.tool_data).where(
+                RecallMemory.session_id == session_id,
+                RecallMemory.tool_data["event"].astext == CLOSE_EVENT,
+            )
+        ).one()
+    assert report == logged["report"]  # the API answers the JSON the close stored
 
     hood = http.get(f"{BASE}/entities/helios", params=who)
     assert hood.status_code == 200, hood.text

@@ -15,9 +15,8 @@ from graphrag.memory.chat_memory import ChatMemory
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.core_memory import write_section
 from graphrag.memory.idle_sweep import sessions_due_for_close
-from graphrag.memory.llm_extraction import LlmStatus
 from graphrag.memory.mentions import names_in_text
-from graphrag.memory.models import MemoryOwner
+from graphrag.memory.models import LlmStatus, MemoryOwner
 from graphrag.memory.recall import RecallPhase, session_start_recall
 from graphrag.memory.recall_log import (
     RecallEntry,
@@ -192,7 +191,7 @@ def test_llm_down_is_reported_and_deterministic_facts_still_stored(
     assert report.stored >= 2  # the Q/A and the files facts
     with session_scope(session_factory) as db:
         stored = last_close_report(db, owner, session_id)
-    assert stored is not None and stored["llm_status"] == "unavailable"
+    assert stored is not None and stored.llm_status == LlmStatus.UNAVAILABLE
     assert {row["kind"] for row in fact_rows(neo4j_driver, owner).values()} == {"qa", "files"}
 
 

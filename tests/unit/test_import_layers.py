@@ -64,11 +64,14 @@ def _imports(path: Path, repo: Path) -> Iterator[tuple[int, str]]:
             for alias in node.names:
                 yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                yield node.lineno, ".".join([*base, *([node.module] if node.module else [])])
-            elif node.module:
-                yield node.lineno, node.module
+                module = ".".join([*base, *([module] if module else [])])
+            # A name taken from a package may be a sub-module (`from graphrag import ingest`,
+            # `from .. import ingest`): each imported name counts, not only where it comes from.
+            for alias in node.names:
+                yield node.lineno, f"{module}.{alias.name}"
 
 
 def _unit(module: str) -> str | None:
@@ -146,6 +149,10 @@ def test_no_import_goes_up_a_layer_or_into_a_framework() -> None:
         ("graph/upward.py", "from graphrag.kb.service import get_kb_row\n", "a layer above"),
         ("extraction/upward.py", "from graphrag.graph import models\n", None),
         ("db/upward.py", "from ..ingest import processing\n", "a layer above"),
+        ("db/bare.py", "from graphrag import ingest\n", "a layer above"),
+        ("db/relative.py", "from .. import ingest\n", "a layer above"),
+        ("chat/bare_sibling.py", "from graphrag import memory\n", "on its own layer"),
+        ("kb/own.py", "from . import service\n", None),
         ("chat/sibling.py", "import graphrag.memory.recall\n", "on its own layer"),
         ("search/web.py", "from fastapi import APIRouter\n", "the core imports fastapi"),
         ("ingest/tasks.py", "from workers.celery_app import app\n", "the core imports workers"),
@@ -168,3 +175,20 @@ def test_the_check_catches_an_upward_import(
         assert problems == []
     else:
         assert len(problems) == 1 and reason in problems[0], problems
+
+
+@pytest.mark.parametrize(
+    ("line", "caught"),
+    [
+        ("from graphrag.graph import models\n", False),
+        ("from graphrag import db\n", True),
+        ("from ..graph import neo4j_store\n", True),
+        ("from graphrag.graph import neo4j_tx\n", True),
+    ],
+)
+def test_the_purity_check_reads_what_is_imported(tmp_path: Path, line: str, caught: bool) -> None:
+    """A planted import in extraction/: a store or the database is caught however it is named."""
+    extraction = tmp_path / "graphrag" / "extraction"
+    extraction.mkdir(parents=True)
+    (extraction / "planted.py").write_text(line, encoding="utf-8")
+    assert bool(impure_extraction_imports(tmp_path / "graphrag")) is caught
