@@ -150,6 +150,23 @@ def _operations() -> list[tuple[str, str, str, tuple[Any, ...]]]:
 
 
 CASES = _operations()
+# The property tests below run once for every string field of every operation.
+over_every_field = pytest.mark.parametrize(
+    ("method", "route", "where", "field_path"),
+    CASES,
+    ids=[f"{m} {r} {w}:{'.'.join(map(str, f))}" for m, r, w, f in CASES],
+)
+
+
+def _examples(count: int) -> settings:
+    """`count` reproducible examples per field, without a deadline or an example database."""
+    return settings(
+        max_examples=count,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
 
 
 def _url(route: str, op: dict[str, Any], where: str, name: str, value: str) -> str:
@@ -208,18 +225,8 @@ def test_every_string_field_is_covered() -> None:
         assert must in fields, must
 
 
-@pytest.mark.parametrize(
-    ("method", "route", "where", "field_path"),
-    CASES,
-    ids=[f"{m} {r} {w}:{'.'.join(map(str, f))}" for m, r, w, f in CASES],
-)
-@settings(
-    max_examples=EXAMPLES_PER_FIELD,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@over_every_field
+@_examples(EXAMPLES_PER_FIELD)
 @given(bad=BAD_TEXT, raw_bytes=st.booleans())
 def test_bad_text_in_any_field_is_a_client_error(
     http_module: httpx.Client,
@@ -262,18 +269,8 @@ def _over_long(leaf: dict[str, Any], extra: int, char: str) -> str:
     return char * size
 
 
-@pytest.mark.parametrize(
-    ("method", "route", "where", "field_path"),
-    CASES,
-    ids=[f"{m} {r} {w}:{'.'.join(map(str, f))}" for m, r, w, f in CASES],
-)
-@settings(
-    max_examples=LENGTH_EXAMPLES_PER_FIELD,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@over_every_field
+@_examples(LENGTH_EXAMPLES_PER_FIELD)
 @given(extra=st.integers(min_value=0, max_value=TEXT_CAP), char=LONG_CHARS)
 def test_over_long_text_in_any_field_is_a_client_error(
     small_cap_client: httpx.Client,
