@@ -1,10 +1,11 @@
-"""The one validated text type of request fields: no NUL, no lone surrogate, bounded length.
+"""The validated text types of request fields: no NUL, no lone surrogate, bounded length.
 
 PostgreSQL text cannot hold NUL, and a lone surrogate (`"\\ud800"`, a reversed or half pair sent
 as JSON escapes) cannot be encoded as UTF-8 at all: both used to fail deep inside a request (a
 500, or a stream cut short). `InputText` refuses them at validation, so they are a 422 with the
 field named. The length cap is the server's `api.max_text_field_chars`, set for the duration of
 each request by the API (`text_field_limit`); outside a request only the characters are checked.
+`InputUrl` is a URL field held to the same checks before it is parsed.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Annotated
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, AnyHttpUrl, BeforeValidator
 
-__all__ = ["InputText", "check_text", "encodable", "text_field_limit"]
+__all__ = ["InputText", "InputUrl", "check_text", "encodable", "text_field_limit"]
 
 _NUL = "\x00"
 _limit: ContextVar[int | None] = ContextVar("text_field_limit", default=None)
@@ -54,3 +55,12 @@ def check_text(value: str) -> str:
 
 
 InputText = Annotated[str, AfterValidator(check_text)]
+
+
+def _check_raw_text(value: object) -> object:
+    # Before parsing: a string is checked as text; anything else is left to the type to refuse.
+    return check_text(value) if isinstance(value, str) else value
+
+
+# An http(s) URL, which pydantic would otherwise take at any length.
+InputUrl = Annotated[AnyHttpUrl, BeforeValidator(_check_raw_text)]

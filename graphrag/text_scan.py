@@ -16,9 +16,11 @@ __all__ = [
     "NextFinder",
     "ascii_lower",
     "blocks",
+    "collapse_spaces",
     "fenced_bodies",
     "is_word_char",
     "last_closing_end",
+    "line_groups",
     "remove_closed_blocks",
     "skip_spaces",
     "split_on_any",
@@ -40,6 +42,42 @@ def skip_spaces(text: str, pos: int) -> int:
     while pos < end and text[pos].isspace():
         pos += 1
     return pos
+
+
+def collapse_spaces(text: str) -> str:
+    """`text` with every run of whitespace made one space, the outer runs included.
+
+    What `re.sub(r"\\s+", " ", text)` gives: a run at either end leaves one space, so text
+    split across inline markup ("a <b>b</b>") keeps the space between its words.
+    """
+    if not text:
+        return text
+    words = text.split()  # str.split() splits on the characters \s matches, in one pass
+    if not words:
+        return " "
+    lead = " " if text[0].isspace() else ""
+    trail = " " if text[-1].isspace() else ""
+    return lead + " ".join(words) + trail
+
+
+def line_groups(text: str) -> list[str]:
+    """The runs of non-blank lines of `text`, each line stripped, a run joined by newlines.
+
+    A line holding only whitespace ends a run, as a split on `\\n\\s*\\n` would, but each line
+    is read once.
+    """
+    groups: list[str] = []
+    current: list[str] = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped:
+            current.append(stripped)
+        elif current:
+            groups.append("\n".join(current))
+            current = []
+    if current:
+        groups.append("\n".join(current))
+    return groups
 
 
 class NextFinder:

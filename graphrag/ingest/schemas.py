@@ -6,10 +6,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus, Stage, StageStatus
-from graphrag.text_input import InputText
+from graphrag.text_input import InputText, InputUrl
 
 __all__ = [
     "BatchItem",
@@ -162,4 +162,4 @@ class TextImport(BaseModel):
 class UrlImport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    url: AnyHttpUrl
+    url: InputUrl

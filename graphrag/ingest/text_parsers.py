@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Iterator
 
@@ -11,6 +10,7 @@ from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
 from graphrag.ingest.models import FileType, ParsedDocument, ParsedPage
 from graphrag.ingest.text_decoding import clean_text, decode_text
+from graphrag.text_scan import collapse_spaces, line_groups
 
 __all__ = ["html_to_blocks", "parse_html", "parse_plain_text"]
 
@@ -27,8 +27,6 @@ _BLOCK_TAGS = frozenset(
 )
 _BLOCK_BREAK = "\n\n"
 _LINE_BREAK = "\n"
-_SPACES = re.compile(r"\s+")
-_BLANK_LINES = re.compile(r"\n\s*\n")
 
 
 def _page(text: str) -> ParsedPage:
@@ -61,7 +59,7 @@ def _walk(soup: BeautifulSoup) -> Iterator[str]:
         if isinstance(node, PreformattedString):  # comments, doctype, CDATA, PIs
             continue
         if isinstance(node, NavigableString):
-            yield str(node) if in_pre else _SPACES.sub(" ", str(node))
+            yield str(node) if in_pre else collapse_spaces(str(node))
             continue
         if not isinstance(node, Tag) or node.name in _DROPPED_TAGS:
             continue
@@ -82,13 +80,8 @@ def html_to_blocks(markup: str) -> list[str]:
         warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(markup, "html.parser")
-    blocks = []
-    for chunk in _BLANK_LINES.split("".join(_walk(soup))):
-        lines = [line.strip() for line in chunk.split("\n")]
-        block = "\n".join(line for line in lines if line)
-        if block:
-            blocks.append(block)
-    return blocks
+    # A blank line (only whitespace) ends a block; lines are stripped, empty ones dropped.
+    return line_groups("".join(_walk(soup)))
 
 
 def parse_html(data: bytes) -> ParsedDocument:

@@ -36,8 +36,14 @@ def _run(http: httpx.Client, llm: ScriptedLlmServer, **faults: dict[str, Any]) -
 
 @pytest.mark.parametrize(
     "fault",
-    [{"status": 500}, {"status": 503}, {"malformed_json": True}, {"delay_s": 8.0}],
-    ids=["http500", "http503", "malformed-body", "timeout"],
+    [
+        {"status": 500},
+        {"status": 503},
+        {"malformed_json": True},
+        {"delay_s": 8.0},
+        {"drop_connection": True},
+    ],
+    ids=["http500", "http503", "malformed-body", "timeout", "connection-dropped"],
 )
 def test_persistent_fault_fails_the_chunk_after_retries(
     http: httpx.Client,
@@ -66,6 +72,22 @@ def test_transient_fault_is_retried_until_it_passes(
     doc = _run(http, fresh_scripted_llm, BRAVO={"status": 500, "times": 2})
     assert doc["failed_chunk_count"] == 0
     assert _calls_for(fresh_scripted_llm, "BRAVO.") == 3
+    assert "Harbor Logistics" in graph_nodes(neo4j_driver, doc["id"])
+    remove_label(neo4j_driver, doc["kb"]["id"])
+
+
+def test_dropped_connections_are_retried_and_counted(
+    http: httpx.Client,
+    worker: WorkerProcess,
+    fresh_scripted_llm: ScriptedLlmServer,
+    neo4j_driver: Driver,
+) -> None:
+    # The LLM hangs up without answering on the chunk's first tries, fewer than its retries.
+    cuts = MAX_TRIES - 2
+    doc = _run(http, fresh_scripted_llm, BRAVO={"drop_connection": True, "times": cuts})
+    assert doc["failed_chunk_count"] == 0
+    assert _calls_for(fresh_scripted_llm, "BRAVO.") == cuts + 1
+    assert doc["usage"]["graph_retries"] == cuts
     assert "Harbor Logistics" in graph_nodes(neo4j_driver, doc["id"])
     remove_label(neo4j_driver, doc["kb"]["id"])
 

@@ -129,9 +129,11 @@ class Reply(_Strict):
 
 
 class Fault(_Strict):
-    """Ways to misbehave; applied in order delay, status, malformed JSON, truncation."""
+    """Ways to misbehave; applied in order delay, dropped connection, status, malformed JSON,
+    truncation."""
 
     delay_s: float | None = Field(default=None, ge=0)
+    drop_connection: bool = False  # close the connection without a byte of answer
     status: int | None = Field(default=None, ge=400, le=599)
     retry_after_ms: int | None = Field(default=None, ge=0)  # header sent with `status`
     malformed_json: bool = False

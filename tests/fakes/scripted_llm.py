@@ -34,6 +34,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from tests.fakes.llm_script import (
     Choice,
@@ -134,13 +135,31 @@ def _error(status: int, message: str, retry_after_ms: int | None = None) -> JSON
     return JSONResponse(error_body(status, message), status_code=status, headers=headers)
 
 
+class _DroppedConnection(Response):
+    """No answer at all: the connection is closed before any byte of a response is written, as
+    a server that crashes or a proxy that gives up does (the client sees the peer hang up)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # ASGI has no way to hang up; uvicorn's `receive` is bound to the request's cycle,
+        # which holds the connection's transport.
+        transport = getattr(getattr(receive, "__self__", None), "transport", None)
+        close = getattr(transport, "close", None)  # asyncio's or uvloop's transport
+        if not callable(close):
+            raise RuntimeError("the server does not expose the connection to drop")
+        close()
+        # Let uvicorn see the connection lost, so it does not try to answer 500 on it.
+        await asyncio.sleep(0)
+
+
 async def _fault_response(choice: Choice) -> Response | None:
-    """Sleep for a delay fault; the error response of a status fault, if any."""
+    """Sleep for a delay fault; the dropped connection or error response of a fault, if any."""
     fault = choice.fault
     if fault is None:
         return None
     if fault.delay_s:
         await asyncio.sleep(fault.delay_s)
+    if fault.drop_connection:
+        return _DroppedConnection()
     if fault.status is not None:
         return _error(fault.status, f"scripted fault (rule {choice.rule})", fault.retry_after_ms)
     return None

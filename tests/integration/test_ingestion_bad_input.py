@@ -121,10 +121,8 @@ def test_unreadable_pdf_ends_failed_with_a_reason(
         "../../../etc/passwd.txt",
         "..\\..\\windows\\evil.txt",
         "ctl\x00\x07\x1bname.txt",
-        "x" * 1000 + ".txt",
         "/absolute/path.txt",
         "'; DROP TABLE knowledge; --.txt",
-        "漢" * 300 + ".txt",  # 904 UTF-8 bytes
     ],
 )
 def test_hostile_file_names_are_neutralised(
@@ -144,6 +142,39 @@ def test_hostile_file_names_are_neutralised(
     root = settings.resolve(settings.storage_dir).resolve()
     files = list(root.rglob(f"{response.json()['id']}*"))
     assert len(files) == 1 and files[0].resolve().is_relative_to(root)
+
+
+@pytest.mark.parametrize(
+    "stem",
+    [
+        "x" * 1000,  # past the character cap
+        "漢" * 300,  # 3 bytes each: past the byte cap first
+        "😀" * 100,  # 4 bytes each
+        "aé漢😀" * 60,  # 1 to 4 bytes: the byte cap falls inside a character
+    ],
+    ids=["ascii", "cjk", "emoji", "mixed"],
+)
+def test_long_file_names_are_cut_exactly_between_characters(
+    http: httpx.Client, kb: dict[str, Any], settings: Settings, stem: str
+) -> None:
+    limits, extension = settings.ingest, ".txt"
+    response = upload(http, kb["id"], stem + extension, f"text {uuid.uuid4()}".encode())
+    assert response.status_code == 202, response.text
+    stored = response.json()["file_name"]
+    size = len(stored.encode("utf-8"))  # raises on a lone surrogate: valid UTF-8 only
+    assert len(stored) <= limits.file_name_max_chars and size <= limits.file_name_max_bytes
+    assert "\ufffd" not in stored
+    assert stored.endswith(extension)
+    kept = stored.removesuffix(extension)
+    assert kept and stem.startswith(kept)
+    # Cut at the limit, not before it: one more character of the original would not fit.
+    longer = stem[: len(kept) + 1] + extension
+    assert (
+        len(longer) > limits.file_name_max_chars
+        or len(longer.encode("utf-8")) > limits.file_name_max_bytes
+    )
+    read_back = http.get(f"/api/v1/knowledge/{response.json()['id']}").json()["file_name"]
+    assert read_back == stored
 
 
 def test_multipart_header_past_the_parser_limit_is_a_json_400(

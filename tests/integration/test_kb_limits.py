@@ -1,5 +1,6 @@
 """A base's own configuration is held to the caps on create and on update: chunking bounds
-(chunk size, separator count and length) and the extraction-config caps, each a clean 422."""
+(chunk size, separator count and length) and the extraction-config caps (tags, example text,
+guidance, the example's nodes, relations and name lengths), each a clean 422."""
 
 from __future__ import annotations
 
@@ -57,7 +58,39 @@ def _cases(settings: Settings) -> list[tuple[dict[str, Any], str]]:
             },
             "custom instructions",
         ),
+        (
+            {"extract_config": _example(nodes=extraction.max_nodes_per_chunk + 1)},
+            "example nodes",
+        ),
+        (
+            {"extract_config": _example(relations=extraction.max_relations_per_chunk + 1)},
+            "example relations",
+        ),
+        (
+            {"extract_config": _example(name_chars=extraction.max_name_chars + 1)},
+            "names and tags",
+        ),
+        (
+            {"extract_config": _example(type_chars=extraction.max_name_chars + 1)},
+            "names and tags",
+        ),
     ]
+
+
+def _example(
+    nodes: int = 1, relations: int = 1, name_chars: int = 1, type_chars: int = 1
+) -> dict[str, Any]:
+    """A few-shot example of `nodes` nodes and `relations` relations; the first node's name and
+    the relations' type are `name_chars` and `type_chars` long."""
+    names = ["n" * name_chars] + [f"node {i}" for i in range(1, nodes)]
+    return {
+        "text": "An example.",
+        "nodes": [{"name": name} for name in names],
+        "relations": [
+            {"node1": names[0], "node2": f"other {i}", "type": "t" * type_chars}
+            for i in range(relations)
+        ],
+    }
 
 
 def test_create_refuses_configs_over_the_caps(http: httpx.Client, settings: Settings) -> None:
@@ -76,3 +109,15 @@ def test_update_refuses_configs_over_the_caps(http: httpx.Client, settings: Sett
     # The bounds themselves are accepted.
     edge = _chunking(chunk_size=settings.ingest.chunk_size_min)
     assert http.patch(f"/api/v1/knowledge-bases/{kb['id']}", json={"chunking": edge}).is_success
+    extraction = settings.extraction
+    full = _example(
+        nodes=extraction.max_nodes_per_chunk,
+        relations=extraction.max_relations_per_chunk,
+        name_chars=extraction.max_name_chars,
+        type_chars=extraction.max_name_chars,
+    )
+    patched = http.patch(f"/api/v1/knowledge-bases/{kb['id']}", json={"extract_config": full})
+    assert patched.is_success, patched.text
+    stored = patched.json()["extract_config"]
+    assert len(stored["nodes"]) == extraction.max_nodes_per_chunk
+    assert len(stored["relations"]) == extraction.max_relations_per_chunk

@@ -1,4 +1,5 @@
-"""Every text field of every route refuses NUL and lone surrogates with a 4xx, never a 5xx.
+"""Every text field of every route refuses NUL, lone surrogates and over-long text with a 4xx,
+never a 5xx.
 
 Property-based over the app's own OpenAPI schema: each string field of each JSON body (nested
 objects and list items too), each string query and path parameter, is given text holding a NUL,
@@ -7,12 +8,17 @@ do) or, for bodies, as raw CESU-8 bytes. The rest of the body is a minimal valid
 the schema. Body fields must answer 422 naming the field (400 in OpenAI's shape under `/v1`);
 parameters, which arrive percent-encoded and are decoded leniently by the server, must answer a
 4xx or a success, never a server error.
+
+Length: each field is given text one character (or a few more) past the shorter of its own
+declared `maxLength` and the server's `api.max_text_field_chars`, on a second API whose cap is
+small, so that the bodies stay small and the run quick; the same answers are required.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -23,6 +29,7 @@ from hypothesis import strategies as st
 
 from api.app import create_app
 from graphrag.settings import Settings
+from tests.support.http_server import ThreadedServer
 
 pytestmark = pytest.mark.integration
 
@@ -31,6 +38,11 @@ EXAMPLES_PER_FIELD = 4
 BAD_CORES = ["\x00", "\ud800", "\udfff", "\udc00\ud800", "\ud83d", "\ude00", "a\x00\ud800"]
 SAFE = st.text(alphabet="abcXYZ 09-_", max_size=4)
 BAD_TEXT = st.builds(lambda a, bad, b: a + bad + b, SAFE, st.sampled_from(BAD_CORES), SAFE)
+TEXT_CAP = 100  # the second API's `api.max_text_field_chars`: above every sample value's length
+LENGTH_EXAMPLES_PER_FIELD = 2
+# Characters of one, two, three and four UTF-8 bytes: the cap counts characters, not bytes.
+LONG_CHARS = st.sampled_from(["a", "é", "語", "😀"])
+URL_HEAD = "https://example.org/"
 
 
 def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
@@ -110,6 +122,15 @@ def _with(body: Any, path: tuple[Any, ...], schema: dict[str, Any], value: str) 
     return current
 
 
+def _leaf(schema: dict[str, Any], path: tuple[Any, ...]) -> dict[str, Any]:
+    """The string schema of the field at `path` in `schema`."""
+    for head in path:
+        kind, key = ("array", "items") if isinstance(head, int) else ("object", "properties")
+        branch = next(b for b in _branches(schema) if b.get("type") == kind)
+        schema = branch[key] if kind == "array" else branch[key][head]
+    return next(b for b in _branches(schema) if b.get("type") == "string")
+
+
 def _operations() -> list[tuple[str, str, str, tuple[Any, ...]]]:
     """(method, path, where, field path) for every string field of every operation."""
     cases: list[tuple[str, str, str, tuple[Any, ...]]] = []
@@ -129,6 +150,23 @@ def _operations() -> list[tuple[str, str, str, tuple[Any, ...]]]:
 
 
 CASES = _operations()
+# The property tests below run once for every string field of every operation.
+over_every_field = pytest.mark.parametrize(
+    ("method", "route", "where", "field_path"),
+    CASES,
+    ids=[f"{m} {r} {w}:{'.'.join(map(str, f))}" for m, r, w, f in CASES],
+)
+
+
+def _examples(count: int) -> settings:
+    """`count` reproducible examples per field, without a deadline or an example database."""
+    return settings(
+        max_examples=count,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
 
 
 def _url(route: str, op: dict[str, Any], where: str, name: str, value: str) -> str:
@@ -153,6 +191,28 @@ def _named(errors: list[dict[str, Any]], field_path: tuple[Any, ...]) -> bool:
     )
 
 
+def _body_schema(op: dict[str, Any]) -> dict[str, Any] | None:
+    body = op.get("requestBody", {}).get("content", {}).get("application/json")
+    return None if body is None else dict(body["schema"])
+
+
+def _send(client: httpx.Client, method: str, url: str, content: bytes | None) -> httpx.Response:
+    """The request, with `content` as its JSON body if there is one."""
+    headers = {"content-type": "application/json"} if content is not None else {}
+    return client.request(method, url, content=content, headers=headers)
+
+
+def _check_answer(response: httpx.Response, route: str, where: str, path: tuple[Any, ...]) -> None:
+    """Never a server error; a body field is refused naming the field (OpenAI's 400 on /v1)."""
+    assert response.status_code < 500, response.text
+    if where != "body":
+        return
+    assert response.status_code == (400 if route.startswith("/v1/") else 422), response.text
+    error = response.json()["error"]
+    if not route.startswith("/v1/"):
+        assert _named(error["details"]["errors"], path), error
+
+
 def test_every_string_field_is_covered() -> None:
     fields = {(method, route, path) for method, route, _, path in CASES}
     for must in [
@@ -165,18 +225,8 @@ def test_every_string_field_is_covered() -> None:
         assert must in fields, must
 
 
-@pytest.mark.parametrize(
-    ("method", "route", "where", "field_path"),
-    CASES,
-    ids=[f"{m} {r} {w}:{'.'.join(map(str, f))}" for m, r, w, f in CASES],
-)
-@settings(
-    max_examples=EXAMPLES_PER_FIELD,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@over_every_field
+@_examples(EXAMPLES_PER_FIELD)
 @given(bad=BAD_TEXT, raw_bytes=st.booleans())
 def test_bad_text_in_any_field_is_a_client_error(
     http_module: httpx.Client,
@@ -190,20 +240,57 @@ def test_bad_text_in_any_field_is_a_client_error(
     op = SCHEMA["paths"][route][method.lower()]
     url = _url(route, op, where, str(field_path[0]), bad)
     content: bytes | None = None
-    if "requestBody" in op and "application/json" in op["requestBody"]["content"]:
-        schema = op["requestBody"]["content"]["application/json"]["schema"]
+    if (schema := _body_schema(op)) is not None:
         body = _sample(schema)
         if where == "body":
             body = _with(body, field_path, schema, bad)
         # JSON escapes (ASCII) by default; raw bytes carry surrogates CESU-8 encoded.
         text = json.dumps(body, ensure_ascii=not raw_bytes)
         content = text.encode("utf-8", "surrogatepass")
-    headers = {"content-type": "application/json"} if content is not None else {}
-    response = http_module.request(method, url, content=content, headers=headers)
-    assert response.status_code < 500, response.text
-    if where != "body":
-        return
-    assert response.status_code == (400 if route.startswith("/v1/") else 422), response.text
-    error = response.json()["error"]
-    if not route.startswith("/v1/"):
-        assert _named(error["details"]["errors"], field_path), error
+    _check_answer(_send(http_module, method, url, content), route, where, field_path)
+
+
+@pytest.fixture(scope="module")
+def small_cap_client(settings: Settings, auth_headers: dict[str, str]) -> Iterator[httpx.Client]:
+    """A client of a second API (same services) whose text fields hold `TEXT_CAP` characters."""
+    api = settings.api.model_copy(update={"max_text_field_chars": TEXT_CAP})
+    with (
+        ThreadedServer(create_app(settings.model_copy(update={"api": api}))) as url,
+        httpx.Client(base_url=url, timeout=30.0, headers=auth_headers) as client,
+    ):
+        yield client
+
+
+def _over_long(leaf: dict[str, Any], extra: int, char: str) -> str:
+    """Text past the shorter of the field's own maximum and the server's cap."""
+    size = min(int(leaf.get("maxLength", TEXT_CAP)), TEXT_CAP) + 1 + extra
+    if leaf.get("format") == "uri":
+        return URL_HEAD + char * (size - len(URL_HEAD))
+    return char * size
+
+
+@over_every_field
+@_examples(LENGTH_EXAMPLES_PER_FIELD)
+@given(extra=st.integers(min_value=0, max_value=TEXT_CAP), char=LONG_CHARS)
+def test_over_long_text_in_any_field_is_a_client_error(
+    small_cap_client: httpx.Client,
+    method: str,
+    route: str,
+    where: str,
+    field_path: tuple[Any, ...],
+    extra: int,
+    char: str,
+) -> None:
+    op = SCHEMA["paths"][route][method.lower()]
+    schema = _body_schema(op)
+    body = None if schema is None else _sample(schema)
+    if where == "body":
+        assert schema is not None
+        value = _over_long(_leaf(schema, field_path), extra, char)
+        body = _with(body, field_path, schema, value)
+    else:
+        param = next(p for p in op["parameters"] if p["name"] == field_path[0])
+        value = _over_long(_leaf(param["schema"], ()), extra, char)
+    url = _url(route, op, where, str(field_path[0]), value)
+    content = None if schema is None else json.dumps(body).encode()
+    _check_answer(_send(small_cap_client, method, url, content), route, where, field_path)

@@ -74,6 +74,15 @@ def test_config_within_limits_passes() -> None:
         (ExtractConfig(custom_instructions="x" * 11), "custom instructions"),
         (ExtractConfig(nodes=[GraphNode(name="a"), GraphNode(name="b")]), "example nodes"),
         (ExtractConfig(tags=["123456789"]), "names and tags"),
+        (ExtractConfig(nodes=[GraphNode(name="123456789")]), "names and tags"),
+        (
+            ExtractConfig(relations=[GraphRelation(node1="a", node2="123456789", type="t")]),
+            "names and tags",
+        ),
+        (
+            ExtractConfig(relations=[GraphRelation(node1="a", node2="b", type="123456789")]),
+            "names and tags",
+        ),
         (
             ExtractConfig(relations=[GraphRelation(node1="a", node2="b", type="t")] * 2),
             "example relations",

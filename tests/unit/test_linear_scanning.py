@@ -9,11 +9,15 @@ blank runs, piles of brackets). While it runs, a tracer counts every Python line
 - the count stays under a fixed budget per input character;
 - no regex runs other than single-character-class ones (a class repeated alone cannot
   backtrack); the backtracking patterns these readers used to apply are thus caught even when
-  they happened to finish.
+  they happened to finish. The HTML reader may also run the patterns of the standard library's
+  tokenizer (`html.parser`), which are not ours; its own text stage (spaces, blank lines) may not.
 """
 
 from __future__ import annotations
 
+import _markupbase
+import html.parser
+import itertools
 import json
 import re
 import sys
@@ -33,10 +37,12 @@ from graphrag.extraction.previews import parse_tag_list
 from graphrag.ingest.file_types import detect_file_type
 from graphrag.ingest.graph_selection import has_body
 from graphrag.ingest.models import FileType
+from graphrag.ingest.text_parsers import html_to_blocks
 from graphrag.memory.mentions import names_in_text
 from graphrag.memory.recall_log import RecallEntry
 from graphrag.memory.session_facts import deterministic_facts
 from graphrag.settings import get_settings
+from graphrag.text_scan import collapse_spaces, line_groups
 
 pytestmark = pytest.mark.unit
 
@@ -45,6 +51,12 @@ GROWTH_MAX = 2.3  # count(N) / count(N / 2); quadratic work would give 4
 BUDGET_PER_CHAR = 120  # line events + C calls per input character
 # The JSON decoder's own blank skipper: one character class, linear.
 ALLOWED_PATTERNS = {r"[ \t\n\r]*"}
+TOKENIZER_PATTERNS = {
+    value.pattern
+    for module in (html.parser, _markupbase)
+    for value in vars(module).values()
+    if isinstance(value, re.Pattern)
+}
 SESSION = uuid.UUID("00000000-0000-4000-8000-000000000002")
 
 
@@ -116,7 +128,10 @@ READERS: dict[str, Callable[[str], object]] = {
     "mentions": lambda text: names_in_text(["a", "a a", "b"], text),
     "session_facts": _facts,
     "image_links": has_body,
+    "html": html_to_blocks,
 }
+# Patterns a reader may run beyond ALLOWED_PATTERNS: code that is not ours.
+READER_PATTERNS: dict[str, set[str]] = {"html": TOKENIZER_PATTERNS}
 
 CASES: list[tuple[str, Callable[[int], str]]] = [
     ("sniff", lambda n: _repeat("<!---->", n)),
@@ -161,6 +176,13 @@ CASES: list[tuple[str, Callable[[int], str]]] = [
     ("image_links", lambda n: _repeat("![a](", n)),
     ("image_links", lambda n: _repeat("<img", n)),
     ("image_links", lambda n: _repeat("![a](b) <img src=x> ", n)),
+    ("html", lambda n: "<p>a" + " " * n + "b"),
+    ("html", lambda n: "<p>" + _repeat("a \t\r\u3000", n)),
+    ("html", lambda n: "<pre>" + _repeat("\n ", n)),
+    ("html", lambda n: "<pre>\n" + " " * n + "x"),
+    ("html", lambda n: "<pre>" + _repeat("\n\u2028x", n)),
+    ("html", lambda n: _repeat("<p> \n</p>", n)),
+    ("html", lambda n: _repeat("a<br>", n)),
 ]
 
 
@@ -174,7 +196,8 @@ def test_work_grows_linearly_on_adversarial_input(reader: str, make: Callable[[i
     assert len(full) >= N - 100  # the inputs really are 100k characters
     small = measure(lambda: read(half))
     large = measure(lambda: read(full))
-    assert large.patterns | small.patterns <= ALLOWED_PATTERNS, "a backtracking regex ran"
+    allowed = ALLOWED_PATTERNS | READER_PATTERNS.get(reader, set())
+    assert large.patterns | small.patterns <= allowed, "a backtracking regex ran"
     assert large.steps <= GROWTH_MAX * small.steps + 1000, (small.steps, large.steps)
     assert large.steps <= BUDGET_PER_CHAR * len(full), large.steps
 
@@ -185,3 +208,28 @@ def test_the_html_sniff_still_reads_html_openings() -> None:
     assert _sniff("<!-- no html -->text").value == "txt"
     assert _sniff("<htmlx>").value == "txt"
     assert _sniff("<!DOCTYPEhtml>").value == "txt"
+
+
+def test_the_html_reader_keeps_its_spacing_and_blocks() -> None:
+    markup = "<p>one <b>bold</b>\t\n word</p><pre>a  b\n \u2028\nc</pre>x<br> \n<br>y"
+    assert html_to_blocks(markup) == ["one bold word", "a  b", "c", "x", "y"]
+
+
+def _regex_line_groups(text: str) -> list[str]:
+    """What the HTML reader did before: split on `\\n\\s*\\n`, strip lines, drop empty ones."""
+    groups = []
+    for chunk in re.split(r"\n\s*\n", text):
+        block = "\n".join(line.strip() for line in chunk.split("\n") if line.strip())
+        if block:
+            groups.append(block)
+    return groups
+
+
+def test_the_scans_give_what_the_regexes_they_replace_gave() -> None:
+    # Every string of up to 5 characters over letters and several kinds of whitespace.
+    alphabet = ["a", " ", "\n", "\r", "\u2028"]
+    for size in range(6):
+        for chars in itertools.product(alphabet, repeat=size):
+            text = "".join(chars)
+            assert collapse_spaces(text) == re.sub(r"\s+", " ", text), repr(text)
+            assert line_groups(text) == _regex_line_groups(text), repr(text)

@@ -366,6 +366,32 @@ CASES = [
         dropped=(1, 1),
     ),
     case(
+        "names at the cap kept, a relation type over it dropped",
+        '{"nodes": [{"name": "'
+        + "y" * 40
+        + '"}], "relations": [{"node1": "'
+        + "y" * 40
+        + '", "node2": "Lyon", "type": "'
+        + "t" * 40
+        + '"}, {"node1": "Lyon", "node2": "Nice", "type": "'
+        + "t" * 41
+        + '"}]}',
+        OutputKind.OK,
+        bare("y" * 40, "Lyon"),
+        [("y" * 40, "Lyon", "t" * 40)],
+        dropped=(0, 1),
+    ),
+    case(
+        "the node cap keeps the listed nodes, then relation ends in order",
+        '{"relations": [{"node1": "A", "node2": "B", "type": "r"}, '
+        '{"node1": "C", "node2": "D", "type": "r"}], "nodes": [{"name": "E"}]}',
+        OutputKind.OK,
+        bare("E", "A", "B"),
+        [("A", "B", "r")],
+        opts(max_nodes_per_chunk=3),
+        dropped=(2, 1),
+    ),
+    case(
         "tags: matching types take the tag spelling, others dropped",
         '{"relations": [{"node1": "Alice", "node2": "Acme", "type": "WORKS_FOR"}, '
         '{"node1": "Alice", "node2": "Bob", "type": "likes"}]}',

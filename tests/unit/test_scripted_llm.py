@@ -195,6 +195,20 @@ def test_status_fault_raises_server_error(llm: ScriptedLlmServer, client: openai
     assert "boom" in caught.value.message
 
 
+def test_dropped_connection_is_a_connection_error_without_an_answer(
+    llm: ScriptedLlmServer, client: openai.OpenAI, http: httpx.Client
+) -> None:
+    llm.set_rules([{"reply": {"content": "back"}, "fault": {"drop_connection": True, "times": 2}}])
+    with pytest.raises(openai.APIConnectionError) as caught:
+        ask(client, "hi")
+    # The peer hung up before any status line: no 500, no body.
+    assert "without sending a response" in str(caught.value.__cause__)
+    with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
+        http.post("/v1/chat/completions", json={"messages": [{"role": USER, "content": "hi"}]})
+    assert ask(client, "hi").choices[0].message.content == "back"
+    assert len(llm.requests("/v1/chat/completions")) == 3
+
+
 def test_times_limits_the_fault_so_retries_succeed(llm: ScriptedLlmServer) -> None:
     llm.set_rules(
         [
