@@ -241,10 +241,11 @@ RETURN c, {kind: 'passage', name: p.chunk, score: 1.0} AS via
 # Per base node found: its document nodes (at most $max_instances, only of documents $kgs when
 # given), each with its chunks and related entities (at most $max_neighbours; none for a key found
 # only through a passage: its relations are the passage's business, not the question's); `via`
-# says how the key was found (empty for an exact key). Chunk lists are cut at $max_chunks, so a
+# says how the key was found (empty for an exact key), `asked` whether the question found it.
+# Chunk lists are cut at $max_chunks, so a
 # hub entity named in thousands of chunks costs no more than any other.
 _NEIGHBOURHOOD = """
-WITH c, via, COUNT { (c)<-[:INSTANCE_OF]-() } AS instances
+WITH c, via, asked, COUNT { (c)<-[:INSTANCE_OF]-() } AS instances
 CALL (c) {
   MATCH (c)<-[:INSTANCE_OF]-(n:GraphEntity)
   WHERE $kgs IS NULL OR n.kg IN $kgs
@@ -252,9 +253,9 @@ CALL (c) {
   ORDER BY elementId(n)
   LIMIT $max_instances
 }
-CALL (n, via) {
+CALL (n, asked) {
   OPTIONAL MATCH (n)-[r]-(m:GraphEntity)
-  WHERE $max_neighbours > 0 AND (size(via) = 0 OR any(v IN via WHERE v.kind <> 'passage'))
+  WHERE $max_neighbours > 0 AND asked
   WITH r, m
   ORDER BY elementId(r)
   LIMIT $max_neighbours
@@ -276,7 +277,10 @@ def neighbourhood_query(words: bool, vectors: bool, passages: bool = False) -> s
         [_EXACT_KEYS] + [_WORD_KEYS] * words + [_VECTOR_KEYS] * vectors + [_PASSAGE_KEYS] * passages
     )
     found = "UNION ALL".join(branches)
-    return f"CALL () {{{found}}}\nWITH c, collect(via) AS via{_NEIGHBOURHOOD}"
+    # `asked`: the question found the key (exactly, or by a word or near match), not only a
+    # passage; an exact match's `via` is null, which collect() leaves out but count(*) counts.
+    asked = "count(*) > count(via) OR any(v IN collect(via) WHERE v.kind <> 'passage')"
+    return f"CALL () {{{found}}}\nWITH c, collect(via) AS via, {asked} AS asked{_NEIGHBOURHOOD}"
 
 
 def vector_index_ddl(dimensions: int) -> str:

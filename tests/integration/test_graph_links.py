@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import neo4j
 import pytest
 
-from graphrag.graph.neighbourhood import MatchKind, NameMatching, NeighbourhoodLimits
+from graphrag.graph.neighbourhood import MatchKind, NameMatching, NeighbourhoodLimits, PassageRef
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.settings import Settings
 from tests.support.graph_data import drop_kb_graph, graph
@@ -191,3 +191,38 @@ def test_near_name_vectors_find_keys_of_the_base_above_the_threshold(
         assert {r.key: r.matches for r in exact}["montana"] == ()
     finally:
         store.delete_knowledge_base(other)
+
+
+def test_a_passage_finds_the_keys_of_its_own_entities_and_leaves_hubs_out(
+    store: Neo4jGraphStore, kb_id: uuid.UUID
+) -> None:
+    # The passage names Orvex Arms (one other document names it too) and Montana, a hub named
+    # in three more documents; another chunk of the same document names Zentrac Rifles.
+    doc, passage, other_chunk = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    store.write_chunk_graph(
+        kb_id,
+        doc,
+        passage,
+        graph(["Orvex Arms", "Montana"], [("Orvex Arms", "based_in", "Montana")]),
+    )
+    store.write_chunk_graph(kb_id, doc, other_chunk, graph(["Zentrac Rifles"]))
+    second = uuid.uuid4()
+    store.write_chunk_graph(kb_id, second, uuid.uuid4(), graph(["Orvex Arms"]))
+    for _ in range(3):
+        store.write_chunk_graph(kb_id, uuid.uuid4(), uuid.uuid4(), graph(["Montana"]))
+
+    matching = NameMatching(passages=[PassageRef(str(passage), str(doc))], passage_max_documents=3)
+    rows = store.entity_neighbourhood(kb_id, [], None, WIDE, matching)
+    assert {(r.key, r.kg) for r in rows} == {("orvex arms", str(doc)), ("orvex arms", str(second))}
+    assert all(
+        [(m.kind, m.name) for m in r.matches] == [(MatchKind.PASSAGE, str(passage))] for r in rows
+    )
+    # Found only through a passage: its relations are not read.
+    assert all(r.neighbours == () for r in rows)
+
+    wider = NameMatching(passages=matching.passages, passage_max_documents=4)
+    keys = {r.key for r in store.entity_neighbourhood(kb_id, [], None, WIDE, wider)}
+    assert keys == {"orvex arms", "montana"}
+    # The same key asked for by the question as well keeps its relations.
+    both = store.entity_neighbourhood(kb_id, ["orvex arms"], [doc], WIDE, matching)
+    assert [(n.key, n.type) for r in both for n in r.neighbours] == [("montana", "based_in")]
