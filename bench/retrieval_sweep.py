@@ -88,7 +88,8 @@ def read_lists(
         k=search.rrf_k, vector=search.vector_weight, keyword=search.keyword_weight
     )
     hybrid = fuse(vector, keyword[search.keyword_match], weights)
-    passages = seed_passages(hybrid, probe, search)
+    with sessions() as session:
+        passages = seed_passages(session, hybrid, probe, search)
     for ranker in RANKERS:
         variant = search.model_copy(update={"graph_ranker": ranker})
         query = GraphQuery(

@@ -248,6 +248,9 @@ class Chunk(Base):
         _enum(GraphStatus, "graph_status"), default=GraphStatus.PENDING
     )
     graph_error: Mapped[str | None] = mapped_column(Text)
+    # Name keys of the entities its graph extraction read: where the graph ranking steps from
+    # this chunk when it is one of a question's best passages (no scan of its document's nodes).
+    entity_keys: Mapped[list[str]] = mapped_column(ARRAY(Text), default=list, server_default="{}")
     created_at: Mapped[datetime] = _created()
 
 

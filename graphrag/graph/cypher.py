@@ -17,7 +17,6 @@ __all__ = [
     "DELETE_ORPHAN_BASE_ENTITIES",
     "DOCUMENT_ENTITY_KEYS",
     "ENTITY_KEY_CONSTRAINT",
-    "ENTITY_KG_INDEX",
     "ENTITY_RELATIONS",
     "KEYS_WITHOUT_VECTOR",
     "MATCH_ENTITIES",
@@ -34,11 +33,6 @@ __all__ = [
 ENTITY_KEY_CONSTRAINT = """
 CREATE CONSTRAINT graph_entity_key IF NOT EXISTS
 FOR (n:GraphEntity) REQUIRE (n.kg, n.name) IS UNIQUE
-"""
-
-# Entity nodes by document: a passage's entities are read through it (`_PASSAGE_KEYS`).
-ENTITY_KG_INDEX = """
-CREATE INDEX graph_entity_kg IF NOT EXISTS FOR (n:GraphEntity) ON (n.kg)
 """
 
 # The base-level node that joins the per-document nodes of one name key: (kb, key) is unique,
@@ -226,14 +220,14 @@ CALL (q) {
 RETURN node AS c, {kind: 'vector', name: q.name, score: score} AS via
 """
 
-# Base nodes of the entities read in given passages (the best hits of the other searches), so
-# the ranking can step from a passage to the other documents naming its entities. A key named
-# in more than $passage_max_documents documents is a hub and is left out: it links almost anything.
+# Base nodes of the entities read in given passages (the best hits of the other searches; the
+# keys are kept on their chunk rows), so the ranking can step from a passage to the other
+# documents naming its entities. A key named in more than $passage_max_documents documents is a
+# hub and is left out: it links almost anything.
 _PASSAGE_KEYS = """
 UNWIND $passages AS p
-MATCH (n:GraphEntity {kg: p.kg})
-WHERE p.chunk IN n.chunks
-MATCH (n)-[:INSTANCE_OF]->(c:BaseEntity {kb: $kb})
+UNWIND p.keys AS key
+MATCH (c:BaseEntity {kb: $kb, key: key})
 WHERE COUNT { (c)<-[:INSTANCE_OF]-() } <= $passage_max_documents
 RETURN c, {kind: 'passage', name: p.chunk, score: 1.0} AS via
 """

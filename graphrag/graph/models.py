@@ -11,6 +11,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from graphrag.graph.names import name_key
+
 __all__ = [
     "GraphData",
     "GraphNode",
@@ -80,3 +82,9 @@ class GraphData(_Frozen):
     def is_empty(self) -> bool:
         """Whether nothing was extracted."""
         return not self.nodes and not self.relations
+
+    def entity_keys(self) -> list[str]:
+        """The name keys of the entities read in the text (a relation's endpoint that is not one
+        of them was not read here), each once, in reading order."""
+        keys = (name_key(node.name) for node in self.nodes)
+        return list(dict.fromkeys(key for key in keys if key))

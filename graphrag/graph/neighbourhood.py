@@ -35,10 +35,11 @@ class NeighbourhoodLimits:
 
 @dataclass(frozen=True)
 class PassageRef:
-    """A passage whose entities the read should also find: a chunk and its document."""
+    """A passage whose entities the read should also find: a chunk and the name keys of the
+    entities read in it."""
 
     chunk_id: str
-    knowledge_id: str
+    keys: tuple[str, ...]
 
 
 @dataclass(frozen=True)

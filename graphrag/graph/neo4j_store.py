@@ -64,7 +64,6 @@ class Neo4jGraphStore:
         """
         for schema in (
             cypher.ENTITY_KEY_CONSTRAINT,
-            cypher.ENTITY_KG_INDEX,
             cypher.BASE_ENTITY_KEY_CONSTRAINT,
             cypher.BASE_ENTITY_WORD_INDEX,
         ):
@@ -218,7 +217,7 @@ class Neo4jGraphStore:
             if match.vector_limit > 0
             else []
         )
-        passages = [{"chunk": p.chunk_id, "kg": p.knowledge_id} for p in match.passages]
+        passages = [{"chunk": p.chunk_id, "keys": list(p.keys)} for p in match.passages if p.keys]
         if (not keys and not words and not vectors and not passages) or (
             knowledge_ids is not None and not knowledge_ids
         ):

@@ -16,6 +16,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.accounting import add_graph_retry, add_graph_seconds, add_llm_call
+from graphrag.db.chunk_keys import set_chunk_entity_keys
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
 from graphrag.db.lifecycle import finish_chunk_subtask, hold_live
@@ -178,6 +179,7 @@ def _write_fenced(
             return False
         if not graph.is_empty:
             ctx.graph.write_chunk_graph(work.kb_id, knowledge_id, chunk_id, graph)
+            set_chunk_entity_keys(session, chunk_id, attempt, graph.entity_keys())
             _write_name_vectors(ctx, work.kb_id, graph)
     return True
 

@@ -117,6 +117,9 @@ class ChunkPublic(BaseModel):
     enabled: bool
     graph_status: GraphStatus
     graph_error: str | None
+    entity_keys: list[str] = Field(
+        default_factory=list, description="name keys of the entities its graph extraction read"
+    )
 
 
 class ChunkUpdate(BaseModel):

@@ -72,11 +72,12 @@ _MS_PER_S = 1000.0
 
 @dataclass(frozen=True)
 class SeedPassage:
-    """One of the best passages the other searches found: the graph walk starts there too."""
+    """One of the best passages the other searches found, with the name keys of the entities
+    read in it: the graph walk starts there too."""
 
     kb_id: uuid.UUID
-    knowledge_id: uuid.UUID
     chunk_id: uuid.UUID
+    keys: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -145,9 +146,7 @@ def _matching(
 ) -> NameMatching:
     """Beyond exact keys: keys holding every word of a question's name, keys whose name vector
     is near one of the names' vectors, and the keys of the base's passage seeds."""
-    passages = [
-        PassageRef(str(p.chunk_id), str(p.knowledge_id)) for p in query.passages if p.kb_id == kb_id
-    ]
+    passages = [PassageRef(str(p.chunk_id), p.keys) for p in query.passages if p.kb_id == kb_id]
     return NameMatching(
         names=query.names(),
         word_limit=settings.graph_word_match_limit,
@@ -160,6 +159,13 @@ def _matching(
     )
 
 
+def _found(name: str, exact: set[str]) -> bool:
+    """Whether a name's key was found exactly: as a key, inside a longer matched run ("heinkel
+    hd" in "heinkel hd 23"), or as a matched run of two words or more inside it."""
+    padded = f" {name} "
+    return any(padded in f" {key} " or (" " in key and f" {key} " in padded) for key in exact)
+
+
 def _match_shares(rows: Sequence[KeyInstance], exact: set[str]) -> dict[str, float]:
     """Each key a question's name found beyond its exact keys, weighted: a word match by the
     share of the key's words its name covers, a near match by the vectors' similarity. A name
@@ -168,7 +174,7 @@ def _match_shares(rows: Sequence[KeyInstance], exact: set[str]) -> dict[str, flo
     shares: dict[str, float] = {}
     for row in rows:
         for match in row.matches:
-            if match.kind is MatchKind.PASSAGE or name_key(match.name) in exact:
+            if match.kind is MatchKind.PASSAGE or _found(name_key(match.name), exact):
                 continue
             if match.kind is MatchKind.WORDS:
                 size = len(name_tokens(match.name))
@@ -182,12 +188,13 @@ def _match_shares(rows: Sequence[KeyInstance], exact: set[str]) -> dict[str, flo
 def _run_weights(
     keys: Sequence[QuestionKey], names: Sequence[str], outside_weight: float
 ) -> dict[str, float]:
-    """Each matched run of the question's words, weighted 1 when it lies inside one of the
-    question's names ("Cooper Firearms" in "Cooper Firearms of Montana") and `outside_weight`
-    otherwise ("which", "produced"): such runs name entities too, but rarely the ones asked
-    about. When no run lies inside a name, every run weighs 1."""
-    spans = [f" {name_key(name)} " for name in names]
-    inside = {k.key for k in keys if any(f" {k.key} " in span for span in spans)}
+    """Each matched run of the question's words, weighted 1 when it shares a word with one of
+    the question's names ("Cooper Firearms" and "Cooper Firearms of Montana", "Jamaican
+    reggae" and "Jamaican") and `outside_weight` otherwise ("which", "produced"): such runs name
+    entities too, but rarely the ones asked about. When no run meets a name, every run
+    weighs 1."""
+    name_words = {word for name in names for word in name_tokens(name)}
+    inside = {k.key for k in keys if name_words.intersection(k.key.split())}
     if not inside:
         return {k.key: 1.0 for k in keys}
     return {k.key: 1.0 if k.key in inside else outside_weight for k in keys}

@@ -18,6 +18,7 @@ from time import perf_counter
 
 from sqlalchemy.orm import Session
 
+from graphrag.db.chunk_keys import chunk_entity_keys
 from graphrag.errors import EmbeddingError, GraphStoreError
 from graphrag.graph.store import GraphStore
 from graphrag.search.embeddings import Embedder
@@ -160,19 +161,17 @@ def _graph_ranking(
 
 
 def seed_passages(
-    hybrid: Sequence[SearchHit], query: GraphQuery, settings: SearchSettings
+    session: Session, hybrid: Sequence[SearchHit], query: GraphQuery, settings: SearchSettings
 ) -> list[SeedPassage]:
-    """The best hits of the vector + keyword fusion in graph-enabled bases: the graph walk
-    starts there as well as at the question's entities."""
+    """The best hits of the vector + keyword fusion in graph-enabled bases, with the entity
+    keys their extraction read: the graph walk starts there as well as at the question's
+    entities."""
     if settings.graph_passage_seed_weight <= 0:
         return []
     in_graph = set(query.kb_ids)
-    seeds = [
-        SeedPassage(kb_id=h.kb_id, knowledge_id=h.knowledge_id, chunk_id=h.chunk_id)
-        for h in hybrid
-        if h.kb_id in in_graph
-    ]
-    return seeds[: settings.graph_passage_seeds]
+    best = [h for h in hybrid if h.kb_id in in_graph][: settings.graph_passage_seeds]
+    keys = chunk_entity_keys(session, [h.chunk_id for h in best])
+    return [SeedPassage(h.kb_id, h.chunk_id, tuple(keys.get(h.chunk_id, ()))) for h in best]
 
 
 def retrieve(
@@ -204,7 +203,7 @@ def retrieve(
                 query = replace(
                     query,
                     name_vectors=name_vectors,
-                    passages=seed_passages(hybrid, query, settings),
+                    passages=seed_passages(session, hybrid, query, settings),
                 )
                 ranking = _graph_ranking(graph.store, settings, query)
                 if ranking is not None:

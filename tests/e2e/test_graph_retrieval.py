@@ -29,7 +29,8 @@ DISTRACTORS = [
 TOP_K = 10
 
 
-def _rules() -> list[dict[str, Any]]:
+def _rules(hop1_relations: list[dict[str, str]] | None = None) -> list[dict[str, Any]]:
+    trained_at = [{"node1": "Zentrac Rifles", "node2": "Orvex Arms", "type": "trained_at"}]
     return [
         {
             "name": "entities",
@@ -47,7 +48,7 @@ def _rules() -> list[dict[str, Any]]:
                 {"name": "Zentrac Rifles", "attributes": []},
                 {"name": "Orvex Arms", "attributes": []},
             ],
-            [{"node1": "Zentrac Rifles", "node2": "Orvex Arms", "type": "trained_at"}],
+            trained_at if hop1_relations is None else hop1_relations,
         ),
         kb_graph_rule(
             "HOPTWO",
@@ -69,13 +70,8 @@ def _marker(hit: dict[str, Any]) -> str:
     return str(hit.get("content") or hit.get("excerpt") or "").split(".")[0]
 
 
-def test_second_hop_chunk_reaches_the_top_through_a_cross_document_link(
-    http: httpx.Client,
-    worker: WorkerProcess,
-    fresh_scripted_llm: ScriptedLlmServer,
-    neo4j_driver: Driver,
-) -> None:
-    fresh_scripted_llm.set_rules(_rules(), default={"content": "no entities here"})
+def _ingest(http: httpx.Client) -> tuple[dict[str, Any], dict[str, str]]:
+    """The base with both hops and the distractors, every document completed; its ids by file."""
     kb = create_kb(
         http,
         indexing={"graph_enabled": True},
@@ -83,9 +79,23 @@ def test_second_hop_chunk_reaches_the_top_through_a_cross_document_link(
     )
     docs = {"hop1.txt": HOP1, "hop2.txt": HOP2}
     docs.update({f"distractor{i}.txt": text for i, text in enumerate(DISTRACTORS)})
-    ids = [upload(http, kb["id"], name, text.encode()).json()["id"] for name, text in docs.items()]
-    for doc_id in ids:
+    ids = {
+        name: upload(http, kb["id"], name, text.encode()).json()["id"]
+        for name, text in docs.items()
+    }
+    for doc_id in ids.values():
         assert wait_terminal(http, doc_id)["parse_status"] == "completed"
+    return kb, ids
+
+
+def test_second_hop_chunk_reaches_the_top_through_a_cross_document_link(
+    http: httpx.Client,
+    worker: WorkerProcess,
+    fresh_scripted_llm: ScriptedLlmServer,
+    neo4j_driver: Driver,
+) -> None:
+    fresh_scripted_llm.set_rules(_rules(), default={"content": "no entities here"})
+    kb, _ = _ingest(http)
 
     without = _search(http, kb["id"], use_graph=False)
     assert without["graph_used"] is False
@@ -116,4 +126,28 @@ def test_second_hop_chunk_reaches_the_top_through_a_cross_document_link(
     plain = read_sse(http, url, {"query": QUESTION, "use_graph": False})
     refs = next(data for name, data in plain if name == "references")["references"]
     assert "HOPTWO" not in [_marker(ref) for ref in refs]
+    remove_label(neo4j_driver, kb["id"])
+
+
+def test_a_top_passage_leads_to_the_document_of_an_entity_it_names_without_any_relation(
+    http: httpx.Client,
+    worker: WorkerProcess,
+    fresh_scripted_llm: ScriptedLlmServer,
+    neo4j_driver: Driver,
+) -> None:
+    # The model reads both names in HOPONE but no relation between them: the only way from the
+    # question to HOPTWO is HOPONE itself, a top passage, and the entity it names.
+    fresh_scripted_llm.set_rules(_rules(hop1_relations=[]), default={"content": "no entities"})
+    kb, ids = _ingest(http)
+    (hop1_chunk,) = http.get(f"/api/v1/knowledge/{ids['hop1.txt']}/chunks").json()["items"]
+    assert hop1_chunk["entity_keys"] == ["zentrac rifles", "orvex arms"]
+
+    with_graph = _search(http, kb["id"], use_graph=True)
+    markers = [_marker(h) for h in with_graph["hits"]]
+    assert markers[0] == "HOPONE" and "HOPTWO" in markers[:3], markers
+    hop2 = with_graph["hits"][markers.index("HOPTWO")]
+    assert hop2["graph"]["path"] == ["Orvex Arms"]
+    assert hop2["graph"]["via_chunk_id"] == hop1_chunk["id"]
+    without = _search(http, kb["id"], use_graph=False)
+    assert "HOPTWO" not in [_marker(h) for h in without["hits"]]
     remove_label(neo4j_driver, kb["id"])

@@ -193,25 +193,25 @@ def test_near_name_vectors_find_keys_of_the_base_above_the_threshold(
         store.delete_knowledge_base(other)
 
 
-def test_a_passage_finds_the_keys_of_its_own_entities_and_leaves_hubs_out(
+def test_a_passages_keys_are_read_without_their_relations_and_hubs_are_left_out(
     store: Neo4jGraphStore, kb_id: uuid.UUID
 ) -> None:
     # The passage names Orvex Arms (one other document names it too) and Montana, a hub named
-    # in three more documents; another chunk of the same document names Zentrac Rifles.
-    doc, passage, other_chunk = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    # in three more documents.
+    doc, passage = uuid.uuid4(), uuid.uuid4()
     store.write_chunk_graph(
         kb_id,
         doc,
         passage,
         graph(["Orvex Arms", "Montana"], [("Orvex Arms", "based_in", "Montana")]),
     )
-    store.write_chunk_graph(kb_id, doc, other_chunk, graph(["Zentrac Rifles"]))
     second = uuid.uuid4()
     store.write_chunk_graph(kb_id, second, uuid.uuid4(), graph(["Orvex Arms"]))
     for _ in range(3):
         store.write_chunk_graph(kb_id, uuid.uuid4(), uuid.uuid4(), graph(["Montana"]))
 
-    matching = NameMatching(passages=[PassageRef(str(passage), str(doc))], passage_max_documents=3)
+    ref = PassageRef(str(passage), ("orvex arms", "montana", "not a key"))
+    matching = NameMatching(passages=[ref], passage_max_documents=3)
     rows = store.entity_neighbourhood(kb_id, [], None, WIDE, matching)
     assert {(r.key, r.kg) for r in rows} == {("orvex arms", str(doc)), ("orvex arms", str(second))}
     assert all(
@@ -220,7 +220,7 @@ def test_a_passage_finds_the_keys_of_its_own_entities_and_leaves_hubs_out(
     # Found only through a passage: its relations are not read.
     assert all(r.neighbours == () for r in rows)
 
-    wider = NameMatching(passages=matching.passages, passage_max_documents=4)
+    wider = NameMatching(passages=[ref], passage_max_documents=4)
     keys = {r.key for r in store.entity_neighbourhood(kb_id, [], None, WIDE, wider)}
     assert keys == {"orvex arms", "montana"}
     # The same key asked for by the question as well keeps its relations.

@@ -58,15 +58,16 @@ def ranked(store: FakeNeighbourhood, query: GraphQuery, **changes: object) -> di
     return {e.chunk_id: e.score for e in ranking.evidence}
 
 
-def test_the_best_passages_of_the_base_are_sent_with_their_documents() -> None:
+def test_the_best_passages_of_the_base_are_sent_with_their_entity_keys() -> None:
     store = FakeNeighbourhood([])
-    mine = [SeedPassage(KB, DOC, uuid.uuid4()) for _ in range(2)]
-    elsewhere = SeedPassage(OTHER_KB, uuid.uuid4(), uuid.uuid4())
+    mine = [SeedPassage(KB, uuid.uuid4(), (f"key {i}",)) for i in range(2)]
+    elsewhere = SeedPassage(OTHER_KB, uuid.uuid4(), ("other",))
     query = GraphQuery("Where is Orvex Arms?", [KB], passages=[mine[0], elsewhere, mine[1]])
     rank_in_graph(cast(GraphStore, store), search_settings(), query)
     ((_, matching),) = store.calls
-    assert [p.chunk_id for p in matching.passages] == [str(p.chunk_id) for p in mine]
-    assert all(p.knowledge_id == str(DOC) for p in matching.passages)
+    assert [(p.chunk_id, p.keys) for p in matching.passages] == [
+        (str(p.chunk_id), p.keys) for p in mine
+    ]
     assert matching.passage_max_documents == search_settings().graph_passage_max_documents
 
 
@@ -104,8 +105,27 @@ def test_keys_found_only_through_a_passage_are_not_question_seeds() -> None:
     passage = uuid.uuid4()
     via = KeyMatch(MatchKind.PASSAGE, str(passage), 1.0)
     store = FakeNeighbourhood([instance("beta", [str(passage), "b1"], via)])
-    query = GraphQuery("What about it?", [KB], passages=[SeedPassage(KB, DOC, passage)])
+    query = GraphQuery("What about it?", [KB], passages=[SeedPassage(KB, passage, ("beta",))])
     ranking = rank_in_graph(cast(GraphStore, store), search_settings(), query)
     assert ranking.seeds == []
     by_chunk = {e.chunk_id: e for e in ranking.evidence}
     assert by_chunk["b1"].via_chunk == str(passage) and by_chunk["b1"].seeds == ("Beta",)
+
+
+def test_a_run_sharing_a_word_with_a_name_counts_as_the_name() -> None:
+    # "Kingston" and "Jamaica" are names; the matched run "kingston jamaica" spans both, and
+    # "born" meets no name.
+    store = FakeNeighbourhood([instance("kingston jamaica", ["place"]), instance("born", ["word"])])
+    query = GraphQuery("Which singer born in Kingston, Jamaica sang it?", [KB])
+    assert set(ranked(store, query, graph_outside_name_weight=0.0)) == {"place"}
+
+
+def test_a_name_inside_a_longer_matched_run_takes_no_loose_matches() -> None:
+    # The question's name "Heinkel HD" (its capitalised span stops before "23") was found as
+    # part of the run "heinkel hd 23": keys merely holding its words are not wanted.
+    loose = KeyMatch(MatchKind.WORDS, "Heinkel HD", 1.0)
+    store = FakeNeighbourhood(
+        [instance("heinkel hd 23", ["plane"]), instance("heinkel hd 15", ["other"], loose)]
+    )
+    query = GraphQuery("Where was the Heinkel HD 23 carried?", [KB])
+    assert set(ranked(store, query)) == {"plane"}
