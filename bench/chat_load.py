@@ -120,11 +120,12 @@ def create_rows(sessions: sessionmaker[Session], corpus: Corpus, ids: BenchKb) -
 
 _COPY_CHUNKS = (
     "COPY chunks (id, kb_id, knowledge_id, attempt, seq, chunk_type, content, page, "
-    "start_offset, end_offset, enabled, embedding, graph_status) FROM STDIN (FORMAT BINARY)"
+    "start_offset, end_offset, enabled, embedding, graph_status, entity_keys) "
+    "FROM STDIN (FORMAT BINARY)"
 )
 _COPY_TYPES = [
     "uuid", "uuid", "uuid", "int4", "int4", "varchar", "text", "int4",
-    "int4", "int4", "bool", "vector", "varchar",
+    "int4", "int4", "bool", "vector", "varchar", "text[]",
 ]  # fmt: skip
 
 
@@ -141,6 +142,11 @@ def copy_chunks(engine: Engine, kb_id: uuid.UUID, corpus: Corpus, vectors: Float
             conn.execute(text(f'DROP INDEX "{name}"'))
         raw = cast("psycopg.Connection[Any]", conn.connection.driver_connection)
         register_vector(raw)
+        # The keys a worker records on a chunk as it writes the chunk's graph.
+        keys: dict[str, list[str]] = {}
+        for entity in corpus.entities:
+            for chunk_id in entity.chunks:
+                keys.setdefault(str(chunk_id), []).append(name_key(entity.name))
         with raw.cursor() as cursor, cursor.copy(_COPY_CHUNKS) as copy:
             copy.set_types(_COPY_TYPES)
             for chunk, vector in zip(corpus.chunks, vectors, strict=True):
@@ -148,7 +154,7 @@ def copy_chunks(engine: Engine, kb_id: uuid.UUID, corpus: Corpus, vectors: Float
                     (
                         chunk.id, kb_id, corpus.doc_ids[chunk.doc], 1, chunk.seq, "text",
                         chunk.content, None, 0, len(chunk.content), True, vector,
-                        GraphStatus.DONE.value,
+                        GraphStatus.DONE.value, keys.get(str(chunk.id), []),
                     )
                 )  # fmt: skip
         conn.execute(text(f"SET maintenance_work_mem = '{_BUILD_MEMORY}'"))
