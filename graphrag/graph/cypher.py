@@ -18,7 +18,6 @@ __all__ = [
     "DOCUMENT_ENTITY_KEYS",
     "ENTITY_KEY_CONSTRAINT",
     "ENTITY_RELATIONS",
-    "KEYS_WITHOUT_VECTOR",
     "MATCH_ENTITIES",
     "MERGE_NODES",
     "MERGE_RELATIONS",
@@ -50,15 +49,8 @@ FOR (c:BaseEntity) ON EACH [c.key, c.scope]
 """
 
 # Name vectors of the base nodes, for near matches of a question's names ("Kimber Mfg." and
-# "Kimber Manufacturing"). Written once per key at graph-build time; a base node removed with
-# its last document takes its vector with it.
-KEYS_WITHOUT_VECTOR = """
-UNWIND $keys AS key
-MATCH (c:BaseEntity {kb: $kb, key: key})
-WHERE c.embedding IS NULL
-RETURN collect(c.key) AS keys
-"""
-
+# "Kimber Manufacturing"). Written once per key at graph-build time (MERGE_NODES returns the
+# keys still without one); a base node removed with its last document takes its vector with it.
 SET_KEY_VECTORS = """
 UNWIND $rows AS row
 MATCH (c:BaseEntity {kb: $kb, key: row.key})
@@ -68,6 +60,7 @@ SET c.embedding = row.vector
 # One row per entity: merge on (name, kg) under both namespace labels, then grow the lists, so
 # the same entity read in two chunks of a document is one node listing both chunks. A node whose
 # name has a key is linked to the base's node of that key (cross-document link), made if need be.
+# One row back: the keys of those base nodes that have no name vector yet.
 MERGE_NODES = """
 UNWIND $rows AS row
 CALL apoc.merge.node(row.labels, {name: row.name, kg: row.kg},
@@ -75,10 +68,12 @@ CALL apoc.merge.node(row.labels, {name: row.name, kg: row.kg},
 SET node.attributes = apoc.coll.union(coalesce(node.attributes, []), row.attributes),
     node.chunks = apoc.coll.union(coalesce(node.chunks, []), row.chunks),
     node.key = row.key
-FOREACH (_ IN CASE WHEN row.key <> '' THEN [1] ELSE [] END |
-  MERGE (c:BaseEntity {kb: row.kb, key: row.key})
-  ON CREATE SET c.scope = row.scope
-  MERGE (node)-[:INSTANCE_OF]->(c))
+WITH node, row WHERE row.key <> ''
+MERGE (c:BaseEntity {kb: row.kb, key: row.key})
+ON CREATE SET c.scope = row.scope
+MERGE (node)-[:INSTANCE_OF]->(c)
+WITH c WHERE c.embedding IS NULL
+RETURN collect(DISTINCT c.key) AS keys
 """
 
 # Endpoints were merged by MERGE_NODES earlier in the same transaction (the store adds any

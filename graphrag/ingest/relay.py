@@ -1,6 +1,7 @@
 """The outbox relay: one pass sends due task rows to the broker and watches the ones in flight.
 
-A pass (one at a time across the cluster, under an advisory lock):
+A pass (one at a time across the cluster, under an advisory lock; a pass woken by a kick, when
+a task settled or a request wrote rows, is a sending pass and does only 2 and 4):
 1. rows sent whose task has not settled within `visibility_timeout_s` (counted from the send, or
    from the task's last start) are due again: their message or their worker was lost. A row
    whose task had started counts one resend;
@@ -53,14 +54,19 @@ class RelayReport(BaseModel):
 
 
 def relay_once(
-    sessions: sessionmaker[Session], sender: TaskQueue, settings: OutboxSettings
+    sessions: sessionmaker[Session],
+    sender: TaskQueue,
+    settings: OutboxSettings,
+    *,
+    sweep: bool = True,
 ) -> RelayReport:
-    """Run one relay pass; never raises for a broker that is down."""
+    """Run one relay pass; never raises for a broker that is down. `sweep` False: a sending
+    pass, which leaves the visibility timeouts and the giving up to the next full one."""
     with session_scope(sessions) as session:
         locked = session.execute(select(func.pg_try_advisory_xact_lock(_RELAY_LOCK))).scalar()
         if not locked:
             return RelayReport(ran=False)
-        report = _pass(session, sender, settings)
+        report = _pass(session, sender, settings, sweep)
     if report.broker_error:
         log.warning("outbox relay: broker unavailable (%s)", report.broker_error)
     if report.expired or report.rearmed or report.given_up:
@@ -68,15 +74,18 @@ def relay_once(
     return report
 
 
-def _pass(session: Session, sender: TaskQueue, settings: OutboxSettings) -> RelayReport:
-    report = RelayReport(expired=_expire(session, settings))
+def _pass(
+    session: Session, sender: TaskQueue, settings: OutboxSettings, sweep: bool
+) -> RelayReport:
+    report = RelayReport(expired=_expire(session, settings) if sweep else 0)
     try:
         epoch: str | None = sender.broker_epoch()
     except BrokerUnavailableError as exc:
         epoch, report.broker_error = None, exc.message
     if epoch is not None:
         report.rearmed = _rearm_lost(session, epoch)
-    report.given_up = _give_up(session, settings)
+    if sweep:
+        report.given_up = _give_up(session, settings)
     if epoch is not None:
         rows = pick_due(session, settings)
         report.sent, report.broker_error = _send(session, sender, rows, epoch)
