@@ -1,4 +1,4 @@
-"""The Neo4j graph store: APOC merges batched with UNWIND, one write transaction per chunk."""
+"""The Neo4j graph store: merges batched with UNWIND, one write transaction per chunk."""
 
 from __future__ import annotations
 
@@ -129,13 +129,8 @@ class Neo4jGraphStore:
         ]
 
         def work(tx: ManagedTransaction) -> list[str]:
-            keys: list[str] = []
-            if nodes:
-                merged = tx.run(cypher.MERGE_NODES, rows=nodes).single(strict=True)
-                keys = [str(k) for k in merged["keys"]]
-            if relations:
-                tx.run(cypher.MERGE_RELATIONS, rows=relations).consume()
-            return keys
+            merged = tx.run(cypher.MERGE_CHUNK_GRAPH, nodes=nodes, relations=relations)
+            return [str(k) for k in merged.single(strict=True)["keys"]]
 
         try:
             return run_transaction(

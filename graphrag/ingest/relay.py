@@ -156,13 +156,16 @@ def _fail_work(session: Session, row: OutboxTask, reason: str) -> None:
     log.error("outbox row %d given up: %s", row.id, reason)
 
 
-def _room(session: Session, lane: OutboxLane, cap: int) -> int:
-    in_flight = session.execute(
-        select(func.count())
-        .select_from(OutboxTask)
-        .where(OutboxTask.lane == lane, OutboxTask.status == OutboxStatus.SENT)
-    ).scalar_one()
-    return max(cap - in_flight, 0)
+def _rooms(session: Session, settings: OutboxSettings) -> dict[OutboxLane, int]:
+    """How many more rows the gated lanes may send now (their cap less the rows in flight)."""
+    caps = {OutboxLane.PARSE: settings.parse_in_flight, OutboxLane.GRAPH: settings.graph_in_flight}
+    counted = session.execute(
+        select(OutboxTask.lane, func.count())
+        .where(OutboxTask.lane.in_(list(caps)), OutboxTask.status == OutboxStatus.SENT)
+        .group_by(OutboxTask.lane)
+    )
+    in_flight = {lane: int(count) for lane, count in counted}
+    return {lane: max(cap - in_flight.get(lane, 0), 0) for lane, cap in caps.items()}
 
 
 def _due(lane: OutboxLane, settings: OutboxSettings) -> list[Any]:
@@ -186,11 +189,12 @@ def pick_due(session: Session, settings: OutboxSettings) -> list[_Due]:
     columns = (OutboxTask.id, OutboxTask.task_name, OutboxTask.args)
     direct = select(*columns).where(*_due(OutboxLane.DIRECT, settings)).order_by(OutboxTask.id)
     picked += _fetch(session, direct.limit(settings.batch_size))
-    parse_room = _room(session, OutboxLane.PARSE, settings.parse_in_flight)
+    rooms = _rooms(session, settings)
+    parse_room = rooms[OutboxLane.PARSE]
     if parse_room:
         parse = select(*columns).where(*_due(OutboxLane.PARSE, settings)).order_by(OutboxTask.id)
         picked += _fetch(session, parse.limit(parse_room))
-    graph_room = _room(session, OutboxLane.GRAPH, settings.graph_in_flight)
+    graph_room = rooms[OutboxLane.GRAPH]
     if graph_room:
         # Round-robin: each document's n-th due row comes before any document's (n+1)-th.
         turn = func.row_number().over(partition_by=OutboxTask.knowledge_id, order_by=OutboxTask.id)
