@@ -59,7 +59,7 @@ SET c.embedding = row.vector
 # One chunk's graph in one statement, in plain Cypher with the labels and the relation type as
 # data (`$(...)`, Neo4j 5.26). apoc.merge.node splices the labels into a query of its own, so
 # each new document (a new label) made the server plan new queries: 20-60 ms of its CPU for a
-# chunk of 3 entities and 2 relations, against 2-5 ms for these MERGEs.
+# chunk of 3 entities and 2 relations, against 1.5-10 ms for these MERGEs.
 # 1. One row per entity: merge on (kg, name), which the (kg, name) constraint's index finds and
 #    locks, so the same entity read in two chunks of a document, even at once, is one node;
 #    then its namespace labels, and the lists grown.
