@@ -1,11 +1,11 @@
-"""Graph write throughput: our APOC + UNWIND store against plain Cypher MERGE and per-row writes.
+"""Graph write throughput: our UNWIND store against plain Cypher MERGE and per-row writes.
 
     XDG_RUNTIME_DIR=/tmp .venv/bin/python bench/graph_write.py [--chunks 200] [--entities 20] ...
 
 The same generated chunk graphs (entity names shared across chunks, so most merges hit existing
 nodes) are written, one transaction per chunk, by:
-- `apoc_store`: `Neo4jGraphStore.write_chunk_graph` (two namespace labels, apoc.merge.node /
-  apoc.merge.relationship with the type as data, apoc.coll.union of the lists);
+- `store`: `Neo4jGraphStore.write_chunk_graph` (one statement: MERGE on the (kg, name) key, the
+  namespace labels and the relation type as data, apoc.coll.union of the lists);
 - `plain_unwind`: `UNWIND $rows ... MERGE` on one fixed label and one fixed relationship type
   (the type kept as a property), lists grown in plain Cypher;
 - `naive_per_row`: the plain MERGEs sent one row per round trip, on the first chunks only.
@@ -178,7 +178,7 @@ class GraphBench:
             self.store.ensure_kb_indexes(space)
         self.driver.execute_query(AWAIT_INDEXES, timeout_s=INDEX_WAIT_S, database_=self.database)
         found = [
-            Method("apoc_store", spaces[0], store_writer(self.store, spaces[0])),
+            Method("store", spaces[0], store_writer(self.store, spaces[0])),
             Method("plain_unwind", spaces[1], plain_writer(self.driver, self.database, spaces[1])),
         ]
         if naive:
@@ -212,25 +212,25 @@ def run_interleaved(methods: list[Method], graphs: list[GraphData], naive_chunks
 
 def report(bench: GraphBench, methods: list[Method], rows_per_chunk: int) -> None:
     by_name = {m.name: m for m in methods}
-    store, plain = by_name["apoc_store"], by_name["plain_unwind"]
+    store, plain = by_name["store"], by_name["plain_unwind"]
     n = len(store.seconds)
     rate = {m.name: rows_per_chunk * len(m.seconds) / sum(m.seconds) for m in methods}
     shape = {m.name: bench.counts(m.namespace) for m in methods}
     print_ratio(
         "graph_write_rows_per_s",
-        "apoc_store",
+        "store",
         "plain_unwind",
-        rate["apoc_store"] / rate["plain_unwind"],
-        f"n={n} chunks x {rows_per_chunk} rows: apoc_store {rate['apoc_store']:.0f} rows/s, "
+        rate["store"] / rate["plain_unwind"],
+        f"n={n} chunks x {rows_per_chunk} rows: store {rate['store']:.0f} rows/s, "
         f"plain_unwind {rate['plain_unwind']:.0f} rows/s; nodes/relations written "
-        f"{shape['apoc_store']} vs {shape['plain_unwind']}",
+        f"{shape['store']} vs {shape['plain_unwind']}",
     )
     naive = by_name.get("naive_per_row")
     if naive is None:
         return
     k = len(naive.seconds)
     naive_rate = rows_per_chunk * k / sum(naive.seconds)
-    for name, candidate in (("apoc_store", store), ("plain_unwind", plain)):
+    for name, candidate in (("store", store), ("plain_unwind", plain)):
         same_rate = rows_per_chunk * k / sum(candidate.seconds[:k])
         print_ratio(
             "graph_write_rows_per_s",

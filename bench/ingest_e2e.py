@@ -14,7 +14,9 @@ completed. Lines:
 - `ingest_e2e_sS: wall/llm_floor`: 1.00x would be a server busy on every slot from the first
   upload to the last answer; above is what parsing ahead, queueing and writes add.
 - `ingest_e2e_sS: llm_span/llm_floor`: the same from the server's first request to its last
-  answer: how well the graph stage alone keeps the slots full.
+  answer: how well the graph stage alone keeps the slots full. Its detail line also gives the
+  `lead` (first upload to the server's first request: upload, parse, relay, task start) and the
+  `tail` (the server's last answer to the last document completed).
 The server measures requests in flight: `peak` (received at once; never above S when the
 workers respect the limit) and `mean` (time-weighted, served at once, over its span).
 Embeddings come from the scripted server (`--embeddings server`, the default: no model on the
@@ -93,6 +95,7 @@ class RoundResult:
     completion_tokens: int
     retries: int
     stats: dict[str, Any]
+    stats_at_s: float  # when the stats were read, from the first upload
 
 
 def _args() -> Config:
@@ -280,7 +283,10 @@ class Bench:
             docparse.stop()
         completed, calls, prompt, completion, retries = _totals(self.sessions, kb_id)
         stats = httpx.get(f"{self.llm}/_stats").json()
-        return RoundResult(slots, wall, completed, calls, prompt, completion, retries, stats)
+        stats_at = time.monotonic() - started
+        return RoundResult(
+            slots, wall, completed, calls, prompt, completion, retries, stats, stats_at
+        )
 
     def cleanup(self) -> None:
         """Remove the rounds' graphs and stored files (the database is dropped by the caller)."""
@@ -307,9 +313,12 @@ def _report(cfg: Config, r: RoundResult) -> None:
         f"peak_served={s['peak_active']} mean_in_flight={s['mean_active']:.2f}"
     )
     print_ratio(f"ingest_e2e_s{r.slots}", "wall", "llm_floor", r.wall_s / floor, detail)
+    lead = r.stats_at_s - s["first_ago_s"]
+    tail = r.wall_s - (r.stats_at_s - s["last_ago_s"])
     span = (
         f"span={s['span_s']:.2f}s floor={floor:.2f}s busy={s['busy_s']:.2f}s "
-        f"utilisation={s['busy_s'] / (r.slots * r.wall_s):.0%} of the wall"
+        f"utilisation={s['busy_s'] / (r.slots * r.wall_s):.0%} of the wall "
+        f"lead={lead:.2f}s tail={tail:.2f}s"
     )
     print_ratio(f"ingest_e2e_s{r.slots}", "llm_span", "llm_floor", s["span_s"] / floor, span)
 

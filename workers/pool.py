@@ -8,12 +8,17 @@ Parsing and embedding are CPU work and keep processes.
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import Literal
 
+from graphrag.errors import GraphragError
 from graphrag.llm.server_info import slot_limit
 from graphrag.settings import Settings
 
 __all__ = ["PoolChoice", "choose_pool", "warm_up_on_start"]
+
+log = logging.getLogger(__name__)
 
 PoolChoice = Literal["auto", "threads", "prefork"]
 
@@ -31,15 +36,25 @@ def choose_pool(
 
 
 def warm_up_on_start(pool: str) -> None:
-    """A threads worker opens its shared resources once it is ready, before its first task.
-
-    Prefork children are left to open theirs on their first task: Celery gives a new child only
-    seconds to report that it is up, less than a slow Neo4j connection may take.
-    """
-    if pool != "threads":
-        return
-    from celery.signals import worker_ready
+    """Open the worker's shared resources before its first task: a threads worker once it is
+    ready; each prefork child on a thread of its own right after it starts, since Celery gives a
+    new child only seconds to report that it is up, less than a slow Neo4j connection may take
+    (a task that comes first waits for the opening under way instead of starting another)."""
+    from celery.signals import worker_process_init, worker_ready
 
     from workers.scope import warm_up
 
-    worker_ready.connect(lambda **_: warm_up(), weak=False)
+    if pool == "threads":
+        worker_ready.connect(lambda **_: warm_up(), weak=False)
+        return
+
+    def _open() -> None:
+        try:
+            warm_up()
+        except GraphragError as exc:  # a service not up yet: the first task opens it again
+            log.warning("worker resources not opened ahead: %s", exc)
+
+    def _in_background(**_: object) -> None:
+        threading.Thread(target=_open, name="scope-warm-up", daemon=True).start()
+
+    worker_process_init.connect(_in_background, weak=False)

@@ -7,6 +7,8 @@ A transition names the attempt it belongs to, so the work of a superseded attemp
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy import case, func, literal, select, update
 from sqlalchemy.dialects.postgresql import JSONB
@@ -36,19 +38,15 @@ def lock_current(
     return doc
 
 
-def hold_live(session: Session, knowledge_id: uuid.UUID, attempt: int) -> bool:
-    """Share-lock the document and its base while `attempt` is still being extracted into the
-    graph; False when the attempt is no longer live (re-parsed, cancelled, deleted).
+def hold_live(session: Session, kb_id: uuid.UUID, knowledge_id: uuid.UUID, attempt: int) -> bool:
+    """Share-lock the document and its base (`kb_id`, the document's) while `attempt` is still
+    being extracted into the graph; False when the attempt is no longer live (re-parsed,
+    cancelled, deleted).
 
     Held across a graph write, the lock fences it: marking the document or its base deleted, or
     starting a new attempt, waits for the write to commit, and the purge that follows removes it.
     The base is locked first, in the order a base deletion takes them, so the two never deadlock.
     """
-    kb_id = session.execute(
-        select(Knowledge.kb_id).where(Knowledge.id == knowledge_id)
-    ).scalar_one_or_none()
-    if kb_id is None:
-        return False
     kb = session.execute(
         select(KnowledgeBase.id)
         .where(KnowledgeBase.id == kb_id, KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE)
@@ -60,6 +58,7 @@ def hold_live(session: Session, knowledge_id: uuid.UUID, attempt: int) -> bool:
         select(Knowledge.id)
         .where(
             Knowledge.id == knowledge_id,
+            Knowledge.kb_id == kb_id,
             Knowledge.attempt == attempt,
             Knowledge.parse_status == ParseStatus.FINALIZING,
         )
@@ -117,12 +116,15 @@ def finish_chunk_subtask(
     chunk_id: uuid.UUID,
     outcome: GraphStatus,
     error: str | None = None,
-) -> bool:
-    """Settle one chunk's graph work for good and release the document's counter exactly once.
+    also: Mapping[str, Any] | None = None,
+) -> ParseStatus | None:
+    """Settle one chunk's graph work for good and release the document's counter exactly once;
+    the document's status after it, or None when this call settled nothing.
 
     The chunk's own status is the guard: only the first settlement of a `pending` chunk counts,
     so a task delivered twice decrements once. The decrement is clamped at zero, and the
-    settlement that brings the counter to zero promotes the document to `completed`.
+    settlement that brings the counter to zero promotes the document to `completed`. `also`
+    holds more column values for the same UPDATE of the document (what the task cost).
     """
     settled = session.execute(
         update(Chunk)
@@ -135,10 +137,10 @@ def finish_chunk_subtask(
         .values(graph_status=outcome, graph_error=error)
     )
     if not settled.rowcount:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
-        return False
+        return None
     failed = 1 if outcome is GraphStatus.FAILED else 0
     remaining = func.greatest(Knowledge.pending_subtasks_count - 1, 0)
-    session.execute(
+    status = session.execute(
         update(Knowledge)
         .where(Knowledge.id == knowledge_id, Knowledge.attempt == attempt)
         .values(
@@ -152,6 +154,8 @@ def finish_chunk_subtask(
                 else_=Knowledge.parse_status,
             ),
             status_changed_at=func.now(),
+            **(also or {}),
         )
-    )
-    return True
+        .returning(Knowledge.parse_status)
+    ).scalar_one_or_none()
+    return None if status is None else ParseStatus(status)

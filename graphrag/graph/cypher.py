@@ -18,10 +18,8 @@ __all__ = [
     "DOCUMENT_ENTITY_KEYS",
     "ENTITY_KEY_CONSTRAINT",
     "ENTITY_RELATIONS",
-    "KEYS_WITHOUT_VECTOR",
     "MATCH_ENTITIES",
-    "MERGE_NODES",
-    "MERGE_RELATIONS",
+    "MERGE_CHUNK_GRAPH",
     "SEARCH_NODE",
     "SET_KEY_VECTORS",
     "drop_name_index_ddl",
@@ -50,46 +48,55 @@ FOR (c:BaseEntity) ON EACH [c.key, c.scope]
 """
 
 # Name vectors of the base nodes, for near matches of a question's names ("Kimber Mfg." and
-# "Kimber Manufacturing"). Written once per key at graph-build time; a base node removed with
-# its last document takes its vector with it.
-KEYS_WITHOUT_VECTOR = """
-UNWIND $keys AS key
-MATCH (c:BaseEntity {kb: $kb, key: key})
-WHERE c.embedding IS NULL
-RETURN collect(c.key) AS keys
-"""
-
+# "Kimber Manufacturing"). Written once per key at graph-build time (MERGE_CHUNK_GRAPH returns
+# the keys still without one); a base node removed with its last document takes its vector with it.
 SET_KEY_VECTORS = """
 UNWIND $rows AS row
 MATCH (c:BaseEntity {kb: $kb, key: row.key})
 SET c.embedding = row.vector
 """
 
-# One row per entity: merge on (name, kg) under both namespace labels, then grow the lists, so
-# the same entity read in two chunks of a document is one node listing both chunks. A node whose
-# name has a key is linked to the base's node of that key (cross-document link), made if need be.
-MERGE_NODES = """
-UNWIND $rows AS row
-CALL apoc.merge.node(row.labels, {name: row.name, kg: row.kg},
-                     {attributes: [], chunks: []}, {}) YIELD node
-SET node.attributes = apoc.coll.union(coalesce(node.attributes, []), row.attributes),
-    node.chunks = apoc.coll.union(coalesce(node.chunks, []), row.chunks),
-    node.key = row.key
-FOREACH (_ IN CASE WHEN row.key <> '' THEN [1] ELSE [] END |
+# One chunk's graph in one statement, with APOC's merges. apoc.merge.node splices the labels it
+# is given into a query of its own, so merging under the document's label made the server plan
+# new queries for every new document (26 ms a chunk of 3 entities and 2 relations, measured);
+# merging under the constant `GraphEntity` label and adding the namespace labels with
+# apoc.create.addLabels keeps one cached plan (6 ms). Relation types are a base's few tags.
+# 1. One row per entity: merge on (kg, name), which the (kg, name) constraint's index finds and
+#    locks, so the same entity read in two chunks of a document, even at once, is one node;
+#    then its namespace labels, and the lists grown.
+# 2. Relations: their endpoints are among the nodes (the store adds any endpoint missing from
+#    the node list); the typed relation carries the chunks it was read in.
+# 3. A node whose name has a key is linked to the base's node of that key (cross-document link),
+#    made if need be. Last, so the base nodes, shared by many documents, are locked only for the
+#    end of the transaction. One row back: the keys of those base nodes without a name vector.
+MERGE_CHUNK_GRAPH = """
+CALL () {
+  UNWIND $nodes AS row
+  CALL apoc.merge.node(['GraphEntity'], {kg: row.kg, name: row.name},
+                       {attributes: [], chunks: []}, {}) YIELD node
+  CALL apoc.create.addLabels(node, row.labels) YIELD node AS labelled
+  SET node.attributes = apoc.coll.union(coalesce(node.attributes, []), row.attributes),
+      node.chunks = apoc.coll.union(coalesce(node.chunks, []), row.chunks),
+      node.key = row.key
+}
+CALL () {
+  UNWIND $relations AS row
+  MATCH (a:GraphEntity {kg: row.kg, name: row.source})
+  MATCH (b:GraphEntity {kg: row.kg, name: row.target})
+  CALL apoc.merge.relationship(a, row.type, {}, {chunks: []}, b, {}) YIELD rel
+  SET rel.chunks = apoc.coll.union(coalesce(rel.chunks, []), row.chunks)
+}
+CALL () {
+  UNWIND $nodes AS row
+  WITH row WHERE row.key <> ''
+  MATCH (node:GraphEntity {kg: row.kg, name: row.name})
   MERGE (c:BaseEntity {kb: row.kb, key: row.key})
   ON CREATE SET c.scope = row.scope
-  MERGE (node)-[:INSTANCE_OF]->(c))
-"""
-
-# Endpoints were merged by MERGE_NODES earlier in the same transaction (the store adds any
-# endpoint missing from the node list), so they are found through the (kg, name) constraint's
-# index; the typed relation carries the chunks it was read in.
-MERGE_RELATIONS = """
-UNWIND $rows AS row
-MATCH (a:GraphEntity {kg: row.kg, name: row.source})
-MATCH (b:GraphEntity {kg: row.kg, name: row.target})
-CALL apoc.merge.relationship(a, row.type, {}, {chunks: []}, b, {}) YIELD rel
-SET rel.chunks = apoc.coll.union(coalesce(rel.chunks, []), row.chunks)
+  MERGE (node)-[:INSTANCE_OF]->(c)
+  WITH c WHERE c.embedding IS NULL
+  RETURN collect(DISTINCT c.key) AS keys
+}
+RETURN keys
 """
 
 # Relations between entities only: the INSTANCE_OF link to the base node is not one.

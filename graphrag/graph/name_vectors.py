@@ -1,7 +1,8 @@
 """Name vectors of a base's entity keys, written at graph-build time for near matches.
 
 Each base-level node gets the vector of its key once (the first chunk that names it pays for
-it); later chunks naming the same key find it already there.
+it): the chunk's graph write says which of its keys have none yet, so later chunks naming the
+same key cost nothing here.
 """
 
 from __future__ import annotations
@@ -9,8 +10,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 
-from graphrag.graph.models import GraphData
-from graphrag.graph.names import name_key
 from graphrag.graph.store import GraphStore
 
 __all__ = ["EmbedTexts", "write_name_vectors"]
@@ -19,16 +18,13 @@ EmbedTexts = Callable[[Sequence[str]], list[list[float]]]
 
 
 def write_name_vectors(
-    store: GraphStore, kb_id: uuid.UUID, graph: GraphData, embed: EmbedTexts
+    store: GraphStore, kb_id: uuid.UUID, missing: Sequence[str], embed: EmbedTexts
 ) -> int:
-    """Embed and store the keys of this graph's entities that have no vector yet; how many."""
-    names = [n.name for n in graph.nodes] + [
-        name for r in graph.relations for name in (r.node1, r.node2)
-    ]
-    keys = [key for key in dict.fromkeys(name_key(name) for name in names) if key]
-    missing = store.keys_without_vector(kb_id, keys)
-    if not missing:
+    """Embed and store the vectors of the `missing` keys (as `write_chunk_graph` returned them);
+    how many. A key whose base node went away meanwhile is skipped by the store."""
+    keys = list(dict.fromkeys(missing))
+    if not keys:
         return 0
-    vectors = embed(missing)
-    store.set_key_vectors(kb_id, dict(zip(missing, vectors, strict=True)))
-    return len(missing)
+    vectors = embed(keys)
+    store.set_key_vectors(kb_id, dict(zip(keys, vectors, strict=True)))
+    return len(keys)

@@ -1,4 +1,4 @@
-"""The Neo4j graph store: APOC merges batched with UNWIND, one write transaction per chunk."""
+"""The Neo4j graph store: merges batched with UNWIND, one write transaction per chunk."""
 
 from __future__ import annotations
 
@@ -75,8 +75,9 @@ class Neo4jGraphStore:
 
     def write_chunk_graph(
         self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, chunk_id: uuid.UUID, graph: GraphData
-    ) -> None:
-        """Merge one chunk's entities and relations in a single transaction (retried if transient).
+    ) -> list[str]:
+        """Merge one chunk's entities and relations in a single transaction (retried if transient);
+        the name keys of the base nodes it links to that have no name vector yet.
 
         Re-running it for the same chunk changes nothing: merges are keyed on (name, document) and
         the chunk lists are unions. The document's totals are read by `document_counts`.
@@ -127,13 +128,14 @@ class Neo4jGraphStore:
             for r in graph.relations
         ]
 
-        def work(tx: ManagedTransaction) -> None:
-            for query, rows in ((cypher.MERGE_NODES, nodes), (cypher.MERGE_RELATIONS, relations)):
-                if rows:
-                    tx.run(query, rows=rows).consume()
+        def work(tx: ManagedTransaction) -> list[str]:
+            merged = tx.run(cypher.MERGE_CHUNK_GRAPH, nodes=nodes, relations=relations)
+            return [str(k) for k in merged.single(strict=True)["keys"]]
 
         try:
-            run_transaction(self.driver, self.settings, work, write=True, action="graph write")
+            return run_transaction(
+                self.driver, self.settings, work, write=True, action="graph write"
+            )
         except REJECTED as exc:
             raise GraphDataError(f"graph write refused: {_describe(exc)}") from exc
 
@@ -185,13 +187,6 @@ class Neo4jGraphStore:
         )
         self._write(cypher.drop_name_index_ddl(label), {}, action=_SCHEMA)
         return removed
-
-    def keys_without_vector(self, kb_id: uuid.UUID, keys: Sequence[str]) -> list[str]:
-        """The keys among `keys` whose base node has no name vector yet."""
-        if not keys:
-            return []
-        rows = self._read(cypher.KEYS_WITHOUT_VECTOR, {"kb": str(kb_id), "keys": list(keys)})
-        return [str(k) for k in rows[0]["keys"]] if rows else []
 
     def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
         """Store the name vectors of base nodes (a key without a node is ignored)."""

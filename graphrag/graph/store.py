@@ -32,8 +32,9 @@ class GraphStore(Protocol):
 
     def write_chunk_graph(
         self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, chunk_id: uuid.UUID, graph: GraphData
-    ) -> None:
-        """Merge what was read in one chunk into its document's graph (idempotent)."""
+    ) -> list[str]:
+        """Merge what was read in one chunk into its document's graph (idempotent); the name
+        keys it links to whose base node has no name vector yet."""
         ...
 
     def document_counts(self, knowledge_id: uuid.UUID) -> GraphCounts:
@@ -61,10 +62,6 @@ class GraphStore(Protocol):
         limit: int,
     ) -> EntityMatches:
         """Entities whose name contains `entity`, related or not, best first."""
-        ...
-
-    def keys_without_vector(self, kb_id: uuid.UUID, keys: Sequence[str]) -> list[str]:
-        """The keys among `keys` whose base node has no name vector yet."""
         ...
 
     def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
@@ -115,8 +112,9 @@ class DisabledGraphStore:
 
     def write_chunk_graph(
         self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, chunk_id: uuid.UUID, graph: GraphData
-    ) -> None:
+    ) -> list[str]:
         self._note()
+        return []
 
     def document_counts(self, knowledge_id: uuid.UUID) -> GraphCounts:
         self._note()
@@ -158,10 +156,6 @@ class DisabledGraphStore:
     ) -> RelationMatches:
         self._note()
         return RelationMatches()
-
-    def keys_without_vector(self, kb_id: uuid.UUID, keys: Sequence[str]) -> list[str]:
-        self._note()
-        return []
 
     def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
         self._note()

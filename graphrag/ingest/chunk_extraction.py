@@ -9,13 +9,13 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
-from graphrag.db.accounting import add_graph_retry, add_graph_seconds, add_llm_call
+from graphrag.db.accounting import ChunkCost, add_cost, cost_values
 from graphrag.db.chunk_keys import set_chunk_entity_keys
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
@@ -24,6 +24,7 @@ from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 from graphrag.errors import (
     EmbeddingError,
     GraphDataError,
+    GraphStoreError,
     LlmRequestError,
     ServiceUnavailableError,
 )
@@ -34,7 +35,7 @@ from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.graph.models import GraphData
 from graphrag.graph.name_vectors import EmbedTexts, write_name_vectors
 from graphrag.graph.store import GraphStore
-from graphrag.llm.client import LlmClient
+from graphrag.llm.client import LlmClient, LlmReply
 from graphrag.settings import Settings
 
 __all__ = [
@@ -97,33 +98,48 @@ def _load(
     return _Work(doc.kb_id, chunk.content, ExtractConfig.model_validate(kb.extract_config))
 
 
-def _extract(ctx: GraphContext, work: _Work, knowledge_id: uuid.UUID, attempt: int) -> GraphData:
+@dataclass
+class _Spend:
+    """What the task has spent: its start, and the LLM call the server answered until a
+    transaction has counted it (each call is counted once, by whichever ends the task)."""
+
+    started: float
+    reply: LlmReply | None = None
+
+    def cost(self, *, timed: bool = True) -> ChunkCost:
+        seconds = time.monotonic() - self.started if timed else 0.0
+        reply = self.reply
+        if reply is None:
+            return ChunkCost(seconds)
+        return ChunkCost(seconds, 1, reply.prompt_tokens, reply.completion_tokens, reply.seconds)
+
+
+def _extract(ctx: GraphContext, work: _Work, spend: _Spend) -> GraphData:
     request = build_extraction_request(work.config, work.text, ctx.settings.extraction)
     reply = ctx.llm.complete(request.messages, request.response_format)
-    with session_scope(ctx.sessions) as session:
-        # Counted as soon as the server answered: a later fault does not undo the call.
-        add_llm_call(
-            session,
-            knowledge_id,
-            attempt,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            seconds=reply.seconds,
-        )
+    # Counted from here on: a later fault does not undo the call.
+    spend.reply = reply
     options = ParseOptions.from_settings(ctx.settings.extraction, work.config.tags)
     outcome = parse_graph_output(reply.content, options)
     log.debug("extraction reply %s (finish %s)", outcome.kind, reply.finish_reason)
     return outcome.data
 
 
-def _write_name_vectors(ctx: GraphContext, kb_id: uuid.UUID, graph: GraphData) -> None:
+def _write_name_vectors(ctx: GraphContext, kb_id: uuid.UUID, missing: list[str]) -> None:
     if ctx.embed_names is None or not ctx.settings.extraction.name_vectors:
         return
     try:
-        write_name_vectors(ctx.graph, kb_id, graph, ctx.embed_names)
+        write_name_vectors(ctx.graph, kb_id, missing, ctx.embed_names)
     except EmbeddingError as exc:
         # Near matches are a bonus on top of exact ones: the chunk's graph still stands.
         log.warning("name vectors not written for base %s: %s", kb_id, exc.message)
+
+
+@dataclass(frozen=True)
+class _Key:
+    knowledge_id: uuid.UUID
+    attempt: int
+    chunk_id: uuid.UUID
 
 
 def extract_chunk_graph(
@@ -135,81 +151,125 @@ def extract_chunk_graph(
     final_try: bool,
 ) -> ChunkOutcome:
     """Extract and store one chunk's graph. Transient faults raise unless this is the final
-    try, which instead settles the chunk as failed with the reason."""
-    started = time.monotonic()
+    try, which instead settles the chunk as failed with the reason.
+
+    What the task cost is counted in the transaction that ends it: the chunk's settlement, or
+    the note of its retry.
+    """
+    spend = _Spend(time.monotonic())
     with session_scope(ctx.sessions) as session:
         work = _load(session, knowledge_id, attempt, chunk_id)
     if work is None:
         return ChunkOutcome.STALE
+    key = _Key(knowledge_id, attempt, chunk_id)
     try:
-        graph = _extract(ctx, work, knowledge_id, attempt)
-        if not _write_fenced(ctx, work, knowledge_id, attempt, chunk_id, graph):
+        return _run(ctx, work, key, spend, final_try)
+    except BaseException:
+        if spend.reply is not None:
+            # An unexpected fault (a bug, a time limit) after the server answered: the call
+            # still counts, on its own, before the fault goes on to fail the chunk.
+            _count_alone(ctx, key, spend)
+        raise
+
+
+def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bool) -> ChunkOutcome:
+    try:
+        graph = _extract(ctx, work, spend)
+        missing = _write_fenced(ctx, work, key, graph)
+        if missing is None:
+            _count_alone(ctx, key, spend)
             return ChunkOutcome.STALE
-        seconds = time.monotonic() - started
-        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.DONE, None, seconds)
+        _write_name_vectors(ctx, work.kb_id, missing)
+        _settle(ctx, key, GraphStatus.DONE, None, spend)
     except RETRYABLE as exc:
-        seconds = time.monotonic() - started
         if not final_try:
-            with session_scope(ctx.sessions) as session:
-                add_graph_retry(session, knowledge_id, attempt, seconds)
+            _count_retry(ctx, key, spend)
             raise
-        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message, seconds)
-        log.warning("chunk %s failed for good: %s", chunk_id, exc.message)
+        _settle(ctx, key, GraphStatus.FAILED, exc.message, spend)
+        log.warning("chunk %s failed for good: %s", key.chunk_id, exc.message)
         return ChunkOutcome.FAILED
     except PERMANENT as exc:
-        seconds = time.monotonic() - started
-        _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, exc.message, seconds)
-        log.warning("chunk %s failed without retry: %s", chunk_id, exc.message)
+        _settle(ctx, key, GraphStatus.FAILED, exc.message, spend)
+        log.warning("chunk %s failed without retry: %s", key.chunk_id, exc.message)
         return ChunkOutcome.FAILED
     return ChunkOutcome.DONE
 
 
-def _write_fenced(
-    ctx: GraphContext,
-    work: _Work,
-    knowledge_id: uuid.UUID,
-    attempt: int,
-    chunk_id: uuid.UUID,
-    graph: GraphData,
-) -> bool:
-    """Write the chunk's graph only while its attempt is live, holding that fact until the write
-    commits (False: the document went away during the extraction, nothing written)."""
+def _count_alone(ctx: GraphContext, key: _Key, spend: _Spend) -> None:
+    """Count the answered call of a task that settles nothing (its document went away)."""
     with session_scope(ctx.sessions) as session:
-        if not hold_live(session, knowledge_id, attempt):
-            return False
-        if not graph.is_empty:
-            ctx.graph.write_chunk_graph(work.kb_id, knowledge_id, chunk_id, graph)
-            set_chunk_entity_keys(session, chunk_id, attempt, graph.entity_keys())
-            _write_name_vectors(ctx, work.kb_id, graph)
-    return True
+        add_cost(session, key.knowledge_id, key.attempt, spend.cost(timed=False))
+    spend.reply = None
+
+
+def _count_retry(ctx: GraphContext, key: _Key, spend: _Spend) -> None:
+    """Count a try that will be made again: one retry, its seconds and its call if answered."""
+    with session_scope(ctx.sessions) as session:
+        add_cost(session, key.knowledge_id, key.attempt, spend.cost(), retry=True)
+    spend.reply = None
+
+
+def _write_fenced(ctx: GraphContext, work: _Work, key: _Key, graph: GraphData) -> list[str] | None:
+    """Write the chunk's graph only while its attempt is live, holding that fact until the write
+    commits; the base keys it named that lack a name vector (None: the document went away
+    during the extraction, nothing written). Name vectors are written after the fence: they
+    only ever set a property of base nodes that exist, so they need none."""
+    with session_scope(ctx.sessions) as session:
+        if not hold_live(session, work.kb_id, key.knowledge_id, key.attempt):
+            return None
+        if graph.is_empty:
+            return []
+        missing = ctx.graph.write_chunk_graph(work.kb_id, key.knowledge_id, key.chunk_id, graph)
+        set_chunk_entity_keys(session, key.chunk_id, key.attempt, graph.entity_keys())
+        return missing
 
 
 def fail_chunk(
     ctx: GraphContext, knowledge_id: uuid.UUID, attempt: int, chunk_id: uuid.UUID, reason: str
 ) -> None:
     """Settle a chunk as failed for a reason found outside the extraction (e.g. a time limit)."""
-    _settle(ctx, knowledge_id, attempt, chunk_id, GraphStatus.FAILED, reason)
+    key = _Key(knowledge_id, attempt, chunk_id)
+    _settle(ctx, key, GraphStatus.FAILED, reason, _Spend(time.monotonic()))
 
 
 def _settle(
-    ctx: GraphContext,
-    knowledge_id: uuid.UUID,
-    attempt: int,
-    chunk_id: uuid.UUID,
-    outcome: GraphStatus,
-    error: str | None,
-    seconds: float = 0.0,
+    ctx: GraphContext, key: _Key, outcome: GraphStatus, error: str | None, spend: _Spend
 ) -> None:
+    """Settle the chunk and count what its task cost, in one transaction; the settlement that
+    completes the document counts its graph."""
+    cost = spend.cost()
     with session_scope(ctx.sessions) as session:
-        if not finish_chunk_subtask(session, knowledge_id, attempt, chunk_id, outcome, error):
-            return
-        add_graph_seconds(session, knowledge_id, attempt, seconds)
-        if outcome is GraphStatus.DONE:
-            # Counted while the document row is locked: chunks of one document settle one after
-            # another, so the last one counts every graph written before it.
-            counts = ctx.graph.document_counts(knowledge_id)
-            session.execute(
-                update(Knowledge)
-                .where(Knowledge.id == knowledge_id, Knowledge.attempt == attempt)
-                .values(entity_count=counts.nodes, relation_count=counts.relations)
-            )
+        status = finish_chunk_subtask(
+            session,
+            key.knowledge_id,
+            key.attempt,
+            key.chunk_id,
+            outcome,
+            error,
+            also=cost_values(cost),
+        )
+        if status is None and cost.llm_calls:
+            # Settled before (a task delivered twice): only its LLM call still counts.
+            add_cost(session, key.knowledge_id, key.attempt, replace(cost, seconds=0.0))
+        elif status is ParseStatus.COMPLETED:
+            _count_graph(ctx, session, key, strict=outcome is GraphStatus.DONE)
+    spend.reply = None
+
+
+def _count_graph(ctx: GraphContext, session: Session, key: _Key, *, strict: bool) -> None:
+    """The document's entity and relation totals, read once its last chunk settled (every
+    graph write of the attempt committed before its chunk settled). `strict` False: a failed
+    last chunk (often a graph store that is down) keeps the totals as they were rather than
+    leave the document unsettled."""
+    try:
+        counts = ctx.graph.document_counts(key.knowledge_id)
+    except GraphStoreError as exc:
+        if strict:
+            raise
+        log.warning("graph totals of %s not counted: %s", key.knowledge_id, exc.message)
+        return
+    session.execute(
+        update(Knowledge)
+        .where(Knowledge.id == key.knowledge_id, Knowledge.attempt == key.attempt)
+        .values(entity_count=counts.nodes, relation_count=counts.relations)
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -189,10 +190,17 @@ def _embed(
         embedded = ctx.embedder.embed([t for t in texts if t.strip()])
         it = iter(embedded)
         vectors.extend(next(it) if t.strip() else None for t in texts)
-        if not _stage(ctx, job, Stage.EMBED, StageStatus.RUNNING, done=len(vectors), total=total):
+        # Between batches, progress (and a check that the attempt is still current); after the
+        # last one, the stage's end says both.
+        running = len(vectors) < total
+        if running and not _stage(
+            ctx, job, Stage.EMBED, StageStatus.RUNNING, done=len(vectors), total=total
+        ):
             return None
     seconds = time.monotonic() - started
-    _stage(ctx, job, Stage.EMBED, StageStatus.DONE, done=total, total=total, seconds=seconds)
+    done = _stage(ctx, job, Stage.EMBED, StageStatus.DONE, done=total, total=total, seconds=seconds)
+    if not done:
+        return None
     return vectors
 
 
@@ -216,6 +224,7 @@ def _chunk_rows(
             "enabled": True,
             "embedding": vector,
             "graph_status": GraphStatus.SKIPPED,
+            "graph_error": None,
         }
         for d, vector in zip(drafts, vectors, strict=True)
     ]
@@ -238,11 +247,11 @@ def _write(
         doc = lock_current(session, job.knowledge_id, job.attempt, _CLAIMABLE)
         if doc is None:
             return None
+        cap = ctx.settings.ingest.graph_max_chunks
+        graph_ids, over = _select_for_graph(rows, cap) if graph_on else ([], 0)
         session.execute(delete(Chunk).where(Chunk.knowledge_id == job.knowledge_id))
         if rows:
             session.execute(insert(Chunk), rows)
-        cap = ctx.settings.ingest.graph_max_chunks
-        graph_ids, over = _select_for_graph(session, job, cap) if graph_on else ([], 0)
         doc.chunk_count = len(rows)
         doc.page_count = len(parsed.pages)
         doc.stats = parsed.stats.model_dump()
@@ -282,20 +291,28 @@ def _graph_on_now(ctx: IngestContext, session: Any, job: _Job) -> bool:
     return kb is not None and kb_graph_on(ctx.settings, kb)
 
 
-def _select_for_graph(session: Any, job: _Job, cap: int) -> tuple[list[uuid.UUID], int]:
-    """The chunks sent to extraction (at most `cap`, in order) and how many more were skipped."""
-    chunks = (
-        session.execute(
-            select(Chunk)
-            .where(Chunk.knowledge_id == job.knowledge_id, Chunk.attempt == job.attempt)
-            .order_by(Chunk.seq)
-        )
-        .scalars()
-        .all()
-    )
-    selected = select_graph_chunks(chunks)
-    for chunk in selected[:cap]:
-        chunk.graph_status = GraphStatus.PENDING
-    for chunk in selected[cap:]:
-        chunk.graph_error = over_graph_budget(cap)
-    return [c.id for c in selected[:cap]], len(selected[cap:])
+@dataclass(frozen=True)
+class _RowView:
+    """What graph selection reads of a chunk row about to be inserted."""
+
+    id: uuid.UUID
+    seq: int
+    chunk_type: str
+    content: str
+    parent_chunk_id: uuid.UUID | None
+
+
+def _select_for_graph(rows: list[dict[str, Any]], cap: int) -> tuple[list[uuid.UUID], int]:
+    """The chunks sent to extraction (at most `cap`, in order) and how many more were skipped;
+    marked in the rows before they are inserted (they are the document's whole chunk set)."""
+    by_id = {row["id"]: row for row in rows}
+    views = [
+        _RowView(r["id"], r["seq"], r["chunk_type"], r["content"], r["parent_chunk_id"])
+        for r in sorted(rows, key=lambda r: int(r["seq"]))
+    ]
+    selected = select_graph_chunks(views)
+    for view in selected[:cap]:
+        by_id[view.id]["graph_status"] = GraphStatus.PENDING
+    for view in selected[cap:]:
+        by_id[view.id]["graph_error"] = over_graph_budget(cap)
+    return [v.id for v in selected[:cap]], len(selected[cap:])

@@ -1,6 +1,7 @@
 """The outbox relay: one pass sends due task rows to the broker and watches the ones in flight.
 
-A pass (one at a time across the cluster, under an advisory lock):
+A pass (one at a time across the cluster, under an advisory lock; a pass woken by a kick, when
+a task settled or a request wrote rows, is a sending pass and does only 2 and 4):
 1. rows sent whose task has not settled within `visibility_timeout_s` (counted from the send, or
    from the task's last start) are due again: their message or their worker was lost. A row
    whose task had started counts one resend;
@@ -53,14 +54,19 @@ class RelayReport(BaseModel):
 
 
 def relay_once(
-    sessions: sessionmaker[Session], sender: TaskQueue, settings: OutboxSettings
+    sessions: sessionmaker[Session],
+    sender: TaskQueue,
+    settings: OutboxSettings,
+    *,
+    sweep: bool = True,
 ) -> RelayReport:
-    """Run one relay pass; never raises for a broker that is down."""
+    """Run one relay pass; never raises for a broker that is down. `sweep` False: a sending
+    pass, which leaves the visibility timeouts and the giving up to the next full one."""
     with session_scope(sessions) as session:
         locked = session.execute(select(func.pg_try_advisory_xact_lock(_RELAY_LOCK))).scalar()
         if not locked:
             return RelayReport(ran=False)
-        report = _pass(session, sender, settings)
+        report = _pass(session, sender, settings, sweep)
     if report.broker_error:
         log.warning("outbox relay: broker unavailable (%s)", report.broker_error)
     if report.expired or report.rearmed or report.given_up:
@@ -68,15 +74,18 @@ def relay_once(
     return report
 
 
-def _pass(session: Session, sender: TaskQueue, settings: OutboxSettings) -> RelayReport:
-    report = RelayReport(expired=_expire(session, settings))
+def _pass(
+    session: Session, sender: TaskQueue, settings: OutboxSettings, sweep: bool
+) -> RelayReport:
+    report = RelayReport(expired=_expire(session, settings) if sweep else 0)
     try:
         epoch: str | None = sender.broker_epoch()
     except BrokerUnavailableError as exc:
         epoch, report.broker_error = None, exc.message
     if epoch is not None:
         report.rearmed = _rearm_lost(session, epoch)
-    report.given_up = _give_up(session, settings)
+    if sweep:
+        report.given_up = _give_up(session, settings)
     if epoch is not None:
         rows = pick_due(session, settings)
         report.sent, report.broker_error = _send(session, sender, rows, epoch)
@@ -147,13 +156,16 @@ def _fail_work(session: Session, row: OutboxTask, reason: str) -> None:
     log.error("outbox row %d given up: %s", row.id, reason)
 
 
-def _room(session: Session, lane: OutboxLane, cap: int) -> int:
-    in_flight = session.execute(
-        select(func.count())
-        .select_from(OutboxTask)
-        .where(OutboxTask.lane == lane, OutboxTask.status == OutboxStatus.SENT)
-    ).scalar_one()
-    return max(cap - in_flight, 0)
+def _rooms(session: Session, settings: OutboxSettings) -> dict[OutboxLane, int]:
+    """How many more rows the gated lanes may send now (their cap less the rows in flight)."""
+    caps = {OutboxLane.PARSE: settings.parse_in_flight, OutboxLane.GRAPH: settings.graph_in_flight}
+    counted = session.execute(
+        select(OutboxTask.lane, func.count())
+        .where(OutboxTask.lane.in_(list(caps)), OutboxTask.status == OutboxStatus.SENT)
+        .group_by(OutboxTask.lane)
+    )
+    in_flight = {lane: int(count) for lane, count in counted}
+    return {lane: max(cap - in_flight.get(lane, 0), 0) for lane, cap in caps.items()}
 
 
 def _due(lane: OutboxLane, settings: OutboxSettings) -> list[Any]:
@@ -177,11 +189,12 @@ def pick_due(session: Session, settings: OutboxSettings) -> list[_Due]:
     columns = (OutboxTask.id, OutboxTask.task_name, OutboxTask.args)
     direct = select(*columns).where(*_due(OutboxLane.DIRECT, settings)).order_by(OutboxTask.id)
     picked += _fetch(session, direct.limit(settings.batch_size))
-    parse_room = _room(session, OutboxLane.PARSE, settings.parse_in_flight)
+    rooms = _rooms(session, settings)
+    parse_room = rooms[OutboxLane.PARSE]
     if parse_room:
         parse = select(*columns).where(*_due(OutboxLane.PARSE, settings)).order_by(OutboxTask.id)
         picked += _fetch(session, parse.limit(parse_room))
-    graph_room = _room(session, OutboxLane.GRAPH, settings.graph_in_flight)
+    graph_room = rooms[OutboxLane.GRAPH]
     if graph_room:
         # Round-robin: each document's n-th due row comes before any document's (n+1)-th.
         turn = func.row_number().over(partition_by=OutboxTask.knowledge_id, order_by=OutboxTask.id)

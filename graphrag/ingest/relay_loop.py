@@ -1,13 +1,17 @@
-"""A background thread that runs relay passes: every `relay_interval_s`, and at once when kicked.
+"""A background thread that runs relay passes: a full one every `relay_interval_s`, and a
+sending one at once when kicked.
 
 The API kicks it right after a commit that wrote task rows (low latency, and the request never
 waits on the broker); a worker kicks it when a task settles (its in-flight slot is free again).
+Kicks that come while a pass runs, or within `kick_gap_s` after a sending pass, are served by
+one pass: a worker that settles many tasks a second does not run a pass for each.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -49,16 +53,24 @@ class RelayLoop:
             self._thread.join(timeout_s)
 
     def _run(self) -> None:
+        interval = self._settings.relay_interval_s
+        next_sweep = time.monotonic()
         while not self._stopping.is_set():
-            self._wake.wait(self._settings.relay_interval_s)
+            self._wake.wait(max(next_sweep - time.monotonic(), 0.0))
             self._wake.clear()
             if self._stopping.is_set():
                 return
+            sweep = time.monotonic() >= next_sweep
+            if sweep:
+                next_sweep = time.monotonic() + interval
             try:
-                report = relay_once(self._sessions, self._sender, self._settings)
+                report = relay_once(self._sessions, self._sender, self._settings, sweep=sweep)
             except (SQLAlchemyError, GraphragError) as exc:
                 # The database is the source of truth: without it there is nothing to relay yet.
                 log.warning("outbox relay pass failed: %s", exc)
                 continue
-            if report.more:
+            if report.more or not report.ran:
+                # More is due at once, or another relay held the lock: try again after the gap.
                 self._wake.set()
+            if not sweep:
+                self._stopping.wait(self._settings.kick_gap_s)

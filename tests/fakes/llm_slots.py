@@ -31,6 +31,8 @@ class SlotStats(BaseModel):
     mean_active: float
     busy_s: float
     span_s: float
+    first_ago_s: float | None = None  # how long ago the first request arrived (None: none yet)
+    last_ago_s: float | None = None  # how long ago the last one left
 
 
 class SlotGate:
@@ -97,6 +99,7 @@ class SlotGate:
 
     def stats(self) -> SlotStats:
         """The counts now; the mean is over the span from first arrival to last departure."""
+        now = time.monotonic()
         with self._lock:
             span = (self._last or 0.0) - (self._first or 0.0)
             return SlotStats(
@@ -108,4 +111,6 @@ class SlotGate:
                 mean_active=self._area / span if span > 0 else 0.0,
                 busy_s=self._area,
                 span_s=max(span, 0.0),
+                first_ago_s=None if self._first is None else now - self._first,
+                last_ago_s=None if self._last is None else now - self._last,
             )
