@@ -221,6 +221,28 @@ def _passage_weights(
     return weights
 
 
+def _question_seeds(
+    rows: Sequence[KeyInstance],
+    by_key: Mapping[str, QuestionKey],
+    query: GraphQuery,
+    settings: SearchSettings,
+) -> tuple[list[KeyInstance], dict[str, float]]:
+    """The rows of the keys the question found, and each such key's restart weight: its
+    specificity times how it was found (a run inside a name, a run outside, a loose match)."""
+    matched = {r.key for r in rows}
+    shares = _match_shares(rows, {key for key in matched if key in by_key})
+    kept_runs = _kept_keys([by_key[key] for key in matched if key in by_key])
+    runs = _run_weights(kept_runs, query.names(), settings.graph_outside_name_weight)
+    loose = {key: share * settings.graph_loose_match_weight for key, share in shares.items()}
+    kept = set(runs) | {key for key in loose if key in matched}
+    seed_rows = [r for r in rows if r.key in kept]
+    weights = {
+        key: weight * runs.get(key, loose.get(key, 1.0))
+        for key, weight in seed_weights(seed_rows, kept).items()
+    }
+    return seed_rows, weights
+
+
 def _rank_base(
     store: GraphStore,
     settings: SearchSettings,
@@ -244,15 +266,10 @@ def _rank_base(
         _limits(settings, neighbours=True),
         _matching(settings, query, vectors, kb_id),
     )
-    matched = {r.key for r in rows}
-    shares = _match_shares(rows, {key for key in matched if key in by_key})
-    kept_runs = _kept_keys([by_key[key] for key in matched if key in by_key])
-    runs = _run_weights(kept_runs, query.names(), settings.graph_outside_name_weight)
-    shares = {key: share * settings.graph_loose_match_weight for key, share in shares.items()}
-    kept = set(runs) | {key for key in shares if key in matched}
-    seed_rows = [r for r in rows if r.key in kept]
+    seed_rows, weights = _question_seeds(rows, by_key, query, settings)
     related = (link.key for r in seed_rows for link in r.neighbours)
-    expand = list(dict.fromkeys(key for key in related if key and key not in matched))
+    read = {r.key for r in rows}
+    expand = list(dict.fromkeys(key for key in related if key and key not in read))
     truncated = len(expand) > settings.graph_max_expand_keys
     hop_rows: list[KeyInstance] = []
     if settings.graph_hops > 1 and expand:
@@ -264,10 +281,6 @@ def _rank_base(
         )
     read_done = perf_counter()
     graph = build_graph([*rows, *hop_rows], settings.graph_max_nodes)
-    weights = {
-        key: weight * runs.get(key, shares.get(key, 1.0))
-        for key, weight in seed_weights(seed_rows, kept).items()
-    }
     params = PprParams(
         damping=settings.graph_ppr_damping,
         max_iterations=settings.graph_ppr_max_iterations,

@@ -25,6 +25,7 @@ def row(
     chunks: list[str],
     neighbours: list[tuple[str, str, list[str]]] = (),  # type: ignore[assignment]
     instances: int = 1,
+    matches: tuple[KeyMatch, ...] = (),
 ) -> KeyInstance:
     return KeyInstance(
         key=key,
@@ -33,6 +34,7 @@ def row(
         kg="doc",
         chunks=tuple(chunks),
         neighbours=tuple(NeighbourLink(k, k.title(), t, tuple(c)) for k, t, c in neighbours),
+        matches=matches,
     )
 
 
@@ -149,14 +151,8 @@ def test_a_path_keeps_the_stored_direction_of_its_relation() -> None:
 
 def passage_row(key: str, chunks: list[str], passage: str, instances: int = 1) -> KeyInstance:
     """A key found only through a passage seed (no relations read for it)."""
-    return KeyInstance(
-        key=key,
-        instances=instances,
-        name=key.title(),
-        kg="doc",
-        chunks=tuple(chunks),
-        neighbours=(),
-        matches=(KeyMatch(MatchKind.PASSAGE, passage, 1.0),),
+    return row(
+        key, chunks, instances=instances, matches=(KeyMatch(MatchKind.PASSAGE, passage, 1.0),)
     )
 
 
