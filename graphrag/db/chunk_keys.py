@@ -2,7 +2,8 @@
 
 The graph ranking steps from a question's best passages to the other documents naming their
 entities; reading those entities from the chunk row costs one primary-key lookup, where finding
-them in Neo4j would scan every entity node of the passage's document.
+them in Neo4j would scan every entity node of the passage's document. The chunk's settlement
+writes them (`db.lifecycle.finish_chunk_subtask`).
 """
 
 from __future__ import annotations
@@ -10,23 +11,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from graphrag.db.models import Chunk
 
-__all__ = ["chunk_entity_keys", "set_chunk_entity_keys"]
-
-
-def set_chunk_entity_keys(
-    session: Session, chunk_id: uuid.UUID, attempt: int, keys: Sequence[str]
-) -> None:
-    """Record the keys read in the chunk (of this attempt; a re-parse made new chunks)."""
-    session.execute(
-        update(Chunk)
-        .where(Chunk.id == chunk_id, Chunk.attempt == attempt)
-        .values(entity_keys=list(keys))
-    )
+__all__ = ["chunk_entity_keys"]
 
 
 def chunk_entity_keys(

@@ -7,7 +7,7 @@ A transition names the attempt it belongs to, so the work of a superseded attemp
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import case, func, literal, select, update
@@ -117,6 +117,7 @@ def finish_chunk_subtask(
     outcome: GraphStatus,
     error: str | None = None,
     also: Mapping[str, Any] | None = None,
+    entity_keys: Sequence[str] = (),
 ) -> ParseStatus | None:
     """Settle one chunk's graph work for good and release the document's counter exactly once;
     the document's status after it, or None when this call settled nothing.
@@ -124,7 +125,9 @@ def finish_chunk_subtask(
     The chunk's own status is the guard: only the first settlement of a `pending` chunk counts,
     so a task delivered twice decrements once. The decrement is clamped at zero, and the
     settlement that brings the counter to zero promotes the document to `completed`. `also`
-    holds more column values for the same UPDATE of the document (what the task cost).
+    holds more column values for the same UPDATE of the document (what the task cost);
+    `entity_keys`, the keys the chunk's graph named, go into the chunk's own UPDATE (a chunk row
+    holds a vector: one row version a settlement, not two).
     """
     settled = session.execute(
         update(Chunk)
@@ -134,7 +137,7 @@ def finish_chunk_subtask(
             Chunk.attempt == attempt,
             Chunk.graph_status == GraphStatus.PENDING,
         )
-        .values(graph_status=outcome, graph_error=error)
+        .values(graph_status=outcome, graph_error=error, entity_keys=list(entity_keys))
     )
     if not settled.rowcount:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -16,7 +17,6 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.accounting import ChunkCost, add_cost, cost_values
-from graphrag.db.chunk_keys import set_chunk_entity_keys
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
 from graphrag.db.lifecycle import finish_chunk_subtask, hold_live
@@ -180,7 +180,7 @@ def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bo
             _count_alone(ctx, key, spend)
             return ChunkOutcome.STALE
         _write_name_vectors(ctx, work.kb_id, missing)
-        _settle(ctx, key, GraphStatus.DONE, None, spend)
+        _settle(ctx, key, GraphStatus.DONE, None, spend, graph.entity_keys())
     except RETRYABLE as exc:
         if not final_try:
             _count_retry(ctx, key, spend)
@@ -219,9 +219,7 @@ def _write_fenced(ctx: GraphContext, work: _Work, key: _Key, graph: GraphData) -
             return None
         if graph.is_empty:
             return []
-        missing = ctx.graph.write_chunk_graph(work.kb_id, key.knowledge_id, key.chunk_id, graph)
-        set_chunk_entity_keys(session, key.chunk_id, key.attempt, graph.entity_keys())
-        return missing
+        return ctx.graph.write_chunk_graph(work.kb_id, key.knowledge_id, key.chunk_id, graph)
 
 
 def fail_chunk(
@@ -233,10 +231,15 @@ def fail_chunk(
 
 
 def _settle(
-    ctx: GraphContext, key: _Key, outcome: GraphStatus, error: str | None, spend: _Spend
+    ctx: GraphContext,
+    key: _Key,
+    outcome: GraphStatus,
+    error: str | None,
+    spend: _Spend,
+    entity_keys: Sequence[str] = (),
 ) -> None:
-    """Settle the chunk and count what its task cost, in one transaction; the settlement that
-    completes the document counts its graph."""
+    """Settle the chunk (with the entity keys its graph named) and count what its task cost, in
+    one transaction; the settlement that completes the document counts its graph."""
     cost = spend.cost()
     with session_scope(ctx.sessions) as session:
         status = finish_chunk_subtask(
@@ -247,6 +250,7 @@ def _settle(
             outcome,
             error,
             also=cost_values(cost),
+            entity_keys=entity_keys,
         )
         if status is None and cost.llm_calls:
             # Settled before (a task delivered twice): only its LLM call still counts.
