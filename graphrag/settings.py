@@ -121,6 +121,7 @@ class DatabaseSettings(_Section):
     connect_retries: int
     connect_retry_interval_s: float
     statement_timeout_ms: int
+    plan_cache_mode: Literal["auto", "force_custom_plan", "force_generic_plan"]
 
 
 class RedisSettings(_Section):

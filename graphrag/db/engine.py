@@ -31,14 +31,18 @@ def database_url(settings: Settings) -> str:
 
 
 def make_engine(settings: Settings) -> Engine:
-    """A pooled engine with a statement timeout, so no query can hold a worker forever."""
+    """A pooled engine with a statement timeout, so no query can hold a worker forever, and
+    plans made for each statement's values (`database.plan_cache_mode`)."""
     db = settings.database
+    options = (
+        f"-c statement_timeout={db.statement_timeout_ms} -c plan_cache_mode={db.plan_cache_mode}"
+    )
     return create_engine(
         database_url(settings),
         pool_size=db.pool_size,
         max_overflow=db.pool_max_overflow,
         pool_pre_ping=True,
-        connect_args={"options": f"-c statement_timeout={db.statement_timeout_ms}"},
+        connect_args={"options": options},
     )
 
 

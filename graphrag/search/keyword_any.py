@@ -9,8 +9,9 @@ bases searched, `ln(1 + (N - df + 0.5) / (df + 0.5))` as in BM25, and a chunk sc
 of the query's total weight that its lexemes cover: 1.0 holds every word, a chunk holding only
 the rarest word can outrank one holding several common ones. Document frequencies come from
 the GIN index, one count per lexeme (at most `max_terms` of them, each stopping at
-`common_df`), in the same statement. Only chunks holding a word rarer than that are candidates,
-so a question made of common words costs no more than one made of rare ones.
+`common_df`), and N from the documents' chunk counts, in the same statement. Only chunks
+holding a word rarer than that are candidates, so a question made of common words costs no
+more than one made of rare ones.
 """
 
 from __future__ import annotations
@@ -57,7 +58,12 @@ def _ranked_query(
         .subquery("bounded")
     )
     df = select(func.count()).select_from(bounded).scalar_subquery()
-    total = select(func.count()).select_from(Chunk).where(Chunk.kb_id.in_(kb_ids)).scalar_subquery()
+    # N from the documents' chunk counts: one row a document, not an index scan of every chunk.
+    total = (
+        select(func.coalesce(func.sum(Knowledge.chunk_count), 0))
+        .where(Knowledge.kb_id.in_(kb_ids))
+        .scalar_subquery()
+    )
     stats = (
         select(lexemes.c.lexeme, term.label("term"), df.label("df"))
         .cte("stats")
