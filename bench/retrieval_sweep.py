@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.graph.store import GraphStore
 from graphrag.search.embeddings import Embedder
 from graphrag.search.fusion import FusionWeights, GraphListHit, fuse
-from graphrag.search.graph_retrieval import GraphQuery, embed_question, find_graph_hits
+from graphrag.search.graph_retrieval import GraphQuery, find_graph_hits
 from graphrag.search.models import KbScope, RetrievalRequest, ScoredChunk, SearchHit
 from graphrag.search.passages import join_neighbours
 from graphrag.search.retrieval import retrieve, seed_passages
@@ -81,7 +81,7 @@ def read_lists(
     keyword = {mode: one(False, mode) for mode in KEYWORD_MODES}
     graph: dict[str, list[GraphListHit]] = {}
     probe = GraphQuery(question=text, kb_ids=[scope.kb_id])
-    question_vector, name_vectors = embed_question(embedder.embed, text, probe.names())
+    question_vector = embedder.embed_query(text)
     # The graph walk starts at the best passages of the default fusion (as `retrieve` does);
     # the sweep then varies only how the three lists are fused.
     weights = FusionWeights(
@@ -93,7 +93,7 @@ def read_lists(
     for ranker in RANKERS:
         variant = search.model_copy(update={"graph_ranker": ranker})
         query = GraphQuery(
-            question=text, kb_ids=[scope.kb_id], name_vectors=name_vectors, passages=passages
+            question=text, kb_ids=[scope.kb_id], embed_names=embedder.embed, passages=passages
         )
         with sessions() as session:
             graph[ranker] = find_graph_hits(session, store, variant, query, question_vector).hits

@@ -20,7 +20,7 @@ from graphrag.chat.agent_tools import ToolName, ToolResult, hybrid_hits
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.engine import session_scope
 from graphrag.errors import EmbeddingError, GraphStoreError
-from graphrag.search.graph_retrieval import GraphQuery, embed_question, find_graph_hits
+from graphrag.search.graph_retrieval import GraphQuery, find_graph_hits
 from graphrag.search.models import KbScope, MatchType, SearchHit
 
 __all__ = ["GraphQueryArgs", "GraphQueryTool", "KbGraphState"]
@@ -67,13 +67,13 @@ class GraphQueryTool:
         """Graph ranking in one base; the entities and relations behind its visible chunks."""
         services = self._services
         question = " ; ".join(names)
-        question_vector, name_vectors = embed_question(services.embedder.embed, question, names)
+        question_vector = services.embedder.embed_query(question)
         query = GraphQuery(
             question=question,
             kb_ids=[scope.kb_id],
             entities=names,
             knowledge_ids=self._turn.request.knowledge_ids,
-            name_vectors=name_vectors,
+            embed_names=services.embedder.embed,
         )
         with session_scope(services.sessions) as session:
             ranking = find_graph_hits(

@@ -21,7 +21,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from threading import Lock
 from time import perf_counter
 
 from sqlalchemy import literal
@@ -61,7 +62,6 @@ __all__ = [
     "GraphQuery",
     "GraphRanking",
     "SeedPassage",
-    "embed_question",
     "find_graph_hits",
     "rank_in_graph",
     "visible_graph_hits",
@@ -89,8 +89,8 @@ class GraphQuery:
     entities: Sequence[str] = ()  # names a model extracted from the question
     knowledge_ids: Sequence[uuid.UUID] | None = None
     passages: Sequence[SeedPassage] = ()  # best first
-    # Vectors of the question's names (`names()`), for near matches; empty: no near matches.
-    name_vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    # Embeds the names the read did not find exactly, for near matches; None: no near matches.
+    embed_names: EmbedTexts | None = field(default=None, compare=False)
 
     def names(self) -> list[str]:
         """The question's names: the model's, or else its capitalised spans."""
@@ -138,25 +138,42 @@ def _limits(settings: SearchSettings, neighbours: bool) -> NeighbourhoodLimits:
     )
 
 
-def _matching(
-    settings: SearchSettings,
-    query: GraphQuery,
-    vectors: Mapping[str, Sequence[float]],
-    kb_id: uuid.UUID,
-) -> NameMatching:
-    """Beyond exact keys: keys holding every word of a question's name, keys whose name vector
-    is near one of the names' vectors, and the keys of the base's passage seeds."""
+def _matching(settings: SearchSettings, query: GraphQuery, kb_id: uuid.UUID) -> NameMatching:
+    """Beyond exact keys: keys holding every word of a question's name, and the keys of the
+    base's passage seeds."""
     passages = [PassageRef(str(p.chunk_id), p.keys) for p in query.passages if p.kb_id == kb_id]
     return NameMatching(
         names=query.names(),
         word_limit=settings.graph_word_match_limit,
-        vectors=vectors,
-        vector_limit=settings.graph_vector_match_limit if vectors else 0,
-        vector_probe=settings.graph_vector_probe,
-        vector_threshold=settings.graph_vector_match_threshold,
         passages=passages,
         passage_max_documents=settings.graph_passage_max_documents,
     )
+
+
+def _near_matches(
+    store: GraphStore,
+    settings: SearchSettings,
+    query: GraphQuery,
+    kb_id: uuid.UUID,
+    exact: set[str],
+) -> list[KeyInstance]:
+    """The keys whose name vector is near one of the question's names that the first read did
+    not find exactly (a second read; none when every name was found, so most questions pay
+    neither the names' embedding nor the vector index)."""
+    if query.embed_names is None or settings.graph_vector_match_limit <= 0:
+        return []
+    missing = [name for name in query.names() if not _found(name_key(name), exact)]
+    if not missing:
+        return []
+    vectors = dict(zip(missing, query.embed_names(missing), strict=True))
+    matching = NameMatching(
+        vectors=vectors,
+        vector_limit=settings.graph_vector_match_limit,
+        vector_probe=settings.graph_vector_probe,
+        vector_threshold=settings.graph_vector_match_threshold,
+    )
+    limits = _limits(settings, neighbours=True)
+    return store.entity_neighbourhood(kb_id, [], query.knowledge_ids, limits, matching)
 
 
 def _found(name: str, exact: set[str]) -> bool:
@@ -200,14 +217,6 @@ def _run_weights(
     return {k.key: 1.0 if k.key in inside else outside_weight for k in keys}
 
 
-def embed_question(
-    embed: EmbedTexts, question: str, names: Sequence[str]
-) -> tuple[list[float], dict[str, list[float]]]:
-    """The question's vector and its names' vectors, in one call to the embedder."""
-    vectors = embed([question, *names])
-    return vectors[0], dict(zip(names, vectors[1:], strict=True))
-
-
 def _passage_weights(
     query: GraphQuery, kb_id: uuid.UUID, seeds: Mapping[str, float], settings: SearchSettings
 ) -> dict[str, float]:
@@ -244,11 +253,7 @@ def _question_seeds(
 
 
 def _rank_base(
-    store: GraphStore,
-    settings: SearchSettings,
-    query: GraphQuery,
-    vectors: Mapping[str, Sequence[float]],
-    kb_id: uuid.UUID,
+    store: GraphStore, settings: SearchSettings, query: GraphQuery, kb_id: uuid.UUID
 ) -> _BaseRanking:
     start = perf_counter()
     candidates = question_keys(
@@ -264,8 +269,9 @@ def _rank_base(
         list(by_key),
         query.knowledge_ids,
         _limits(settings, neighbours=True),
-        _matching(settings, query, vectors, kb_id),
+        _matching(settings, query, kb_id),
     )
+    rows += _near_matches(store, settings, query, kb_id, {r.key for r in rows if r.key in by_key})
     seed_rows, weights = _question_seeds(rows, by_key, query, settings)
     related = (link.key for r in seed_rows for link in r.neighbours)
     read = {r.key for r in rows}
@@ -368,6 +374,21 @@ def _load_visible(
     return hits
 
 
+def _remembered(embed: EmbedTexts) -> EmbedTexts:
+    """`embed`, computing each name's vector once however many bases ask for it."""
+    vectors: dict[str, list[float]] = {}
+    lock = Lock()
+
+    def remembered(names: Sequence[str]) -> list[list[float]]:
+        with lock:
+            new = [name for name in dict.fromkeys(names) if name not in vectors]
+            if new:
+                vectors.update(zip(new, embed(new), strict=True))
+            return [vectors[name] for name in names]
+
+    return remembered
+
+
 def rank_in_graph(store: GraphStore, settings: SearchSettings, query: GraphQuery) -> GraphRanking:
     """Ranked chunk ids of every base in scope (bases in parallel), not yet checked for
     visibility: no database session is needed, so it can run beside the other searches.
@@ -377,17 +398,15 @@ def rank_in_graph(store: GraphStore, settings: SearchSettings, query: GraphQuery
     """
     if not query.kb_ids:
         return GraphRanking()
-    vectors = query.name_vectors if settings.graph_vector_match_limit > 0 else {}
     if len(query.kb_ids) == 1:
-        per_base = [_rank_base(store, settings, query, vectors, query.kb_ids[0])]
+        per_base = [_rank_base(store, settings, query, query.kb_ids[0])]
     else:
+        if query.embed_names is not None:
+            query = replace(query, embed_names=_remembered(query.embed_names))
         workers = min(len(query.kb_ids), settings.graph_parallel_bases)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             per_base = list(
-                pool.map(
-                    lambda kb_id: _rank_base(store, settings, query, vectors, kb_id),
-                    query.kb_ids,
-                )
+                pool.map(lambda kb_id: _rank_base(store, settings, query, kb_id), query.kb_ids)
             )
     return GraphRanking(
         evidence=sorted(

@@ -27,7 +27,6 @@ from graphrag.search.graph_retrieval import (
     GraphQuery,
     GraphRanking,
     SeedPassage,
-    embed_question,
     rank_in_graph,
     visible_graph_hits,
 )
@@ -76,23 +75,13 @@ class _Clock:
         return StageTimings(**{f"{name}_ms": round(ms, 3) for name, ms in self.ms.items()})
 
 
-def _embed(
-    embedder: Embedder,
-    settings: SearchSettings,
-    request: RetrievalRequest,
-    query: GraphQuery | None,
-    clock: _Clock,
-) -> tuple[list[float] | None, dict[str, list[float]]]:
-    """The question's vector (when vector search runs) and its names' vectors (when the graph
-    looks for near matches), in one call to the embedder."""
-    wants_vector = request.use_vector and any(s.vector for s in request.scopes)
-    names = query.names() if query is not None and settings.graph_vector_match_limit else []
-    if not (wants_vector or names):
-        return None, {}
+def _embed(embedder: Embedder, request: RetrievalRequest, clock: _Clock) -> list[float] | None:
+    """The question's vector, when vector search runs (the graph embeds the names it needs
+    itself, only those it did not find exactly)."""
+    if not (request.use_vector and any(s.vector for s in request.scopes)):
+        return None
     with clock.stage("embed"):
-        if wants_vector:
-            return embed_question(embedder.embed, request.query, names)
-        return None, dict(zip(names, embedder.embed(names), strict=True))
+        return embedder.embed_query(request.query)
 
 
 def _run_vector(
@@ -193,7 +182,7 @@ def retrieve(
         graph=settings.graph_weight,
     )
     with clock.stage("total"):
-        query_vector, name_vectors = _embed(embedder, settings, request, query, clock)
+        query_vector = _embed(embedder, request, clock)
         vector_hits = _run_vector(session, settings, request, query_vector, clock)
         keyword_hits = _run_keyword(session, settings, request, clock)
         ranking = None
@@ -202,7 +191,7 @@ def retrieve(
                 hybrid = fuse(vector_hits or [], keyword_hits or [], weights)
                 query = replace(
                     query,
-                    name_vectors=name_vectors,
+                    embed_names=embedder.embed,
                     passages=seed_passages(session, hybrid, query, settings),
                 )
                 ranking = _graph_ranking(graph.store, settings, query)

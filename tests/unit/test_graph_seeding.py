@@ -31,6 +31,7 @@ class FakeNeighbourhood:
     """Answers the neighbourhood read with fixed rows and records what it was asked."""
 
     rows: list[KeyInstance]
+    near_rows: list[KeyInstance] = field(default_factory=list)  # answers a near-vector read
     calls: list[tuple[list[str], NameMatching]] = field(default_factory=list)
 
     def entity_neighbourhood(
@@ -42,7 +43,7 @@ class FakeNeighbourhood:
         matching: NameMatching | None = None,
     ) -> list[KeyInstance]:
         self.calls.append((list(keys), matching or NameMatching()))
-        return self.rows
+        return self.near_rows if matching is not None and matching.vectors else self.rows
 
 
 def instance(key: str, chunks: list[str], *matches: KeyMatch, docs: int = 1) -> KeyInstance:
@@ -129,3 +130,43 @@ def test_a_name_inside_a_longer_matched_run_takes_no_loose_matches() -> None:
     )
     query = GraphQuery("Where was the Heinkel HD 23 carried?", [KB])
     assert set(ranked(store, query)) == {"plane"}
+
+
+@dataclass
+class CountingEmbedder:
+    asked: list[list[str]] = field(default_factory=list)
+
+    def __call__(self, texts: Sequence[str]) -> list[list[float]]:
+        self.asked.append(list(texts))
+        return [[1.0, 0.0] for _ in texts]
+
+
+def test_names_found_exactly_are_neither_embedded_nor_looked_up_by_vector() -> None:
+    embed = CountingEmbedder()
+    store = FakeNeighbourhood([instance("orvex arms", ["exact"])])
+    query = GraphQuery("Where is Orvex Arms?", [KB], embed_names=embed)
+    rank_in_graph(cast(GraphStore, store), search_settings(), query)
+    assert embed.asked == [] and len(store.calls) == 1
+
+
+def test_only_the_names_not_found_are_embedded_for_a_second_near_read() -> None:
+    embed = CountingEmbedder()
+    near = KeyMatch(MatchKind.VECTOR, "Kimber Mfg", 0.9)
+    store = FakeNeighbourhood(
+        [instance("orvex arms", ["exact"])],
+        near_rows=[instance("kimber manufacturing", ["near"], near)],
+    )
+    query = GraphQuery("Did Orvex Arms buy Kimber Mfg?", [KB], embed_names=embed)
+    scores = ranked(store, query)
+    assert embed.asked == [["Kimber Mfg"]]
+    (_, first), (keys, second) = store.calls
+    assert not first.vectors and keys == [] and list(second.vectors) == ["Kimber Mfg"]
+    assert 0 < scores["near"] < scores["exact"]
+
+
+def test_several_bases_embed_a_missing_name_once() -> None:
+    embed = CountingEmbedder()
+    store = FakeNeighbourhood([instance("orvex arms", ["exact"])])
+    query = GraphQuery("Did Orvex Arms buy Kimber Mfg?", [KB, OTHER_KB], embed_names=embed)
+    rank_in_graph(cast(GraphStore, store), search_settings(), query)
+    assert embed.asked == [["Kimber Mfg"]]
