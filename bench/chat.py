@@ -12,11 +12,12 @@ embedding all 50k texts would take over an hour on two busy cores. The mix ignor
 sentences, so a question's own chunk is found by its words or the graph, not by its vector.
 
 Measured: each question runs as `start_turn` + `prepare_turn` (scope checks, history, query
-understanding, vector + keyword search with the real query embedding, SearchNode, merge,
-prompt), twice: `with_graph` (use_graph true: the entity names come from a scripted LLM reply,
-then SearchNode in Neo4j and the graph chunks' rows) and `without_graph` (use_graph false: no
-entity step, no graph search). The order alternates question by question, after unmeasured
-warm-up questions. No agent memory, no reranker, empty history.
+understanding, vector + keyword search with the real query embedding, the graph retrieval,
+merge, prompt), twice: `with_graph` (use_graph true: the entity names come from a scripted LLM
+reply, then the graph retrieval's Neo4j reads, its walk and the graph chunks' rows) and
+`without_graph` (use_graph false: no entity step, no graph search). The order alternates
+question by question, after unmeasured warm-up questions. No agent memory, no reranker, empty
+history.
 
 Lines: `retrieval_p50` and `retrieval_p95`, with_graph/without_graph: what the graph costs
 (above 1 is slower). Then each stage's median time and median share of the turn;

@@ -143,8 +143,6 @@ class Neo4jSettings(_Section):
     max_connection_lifetime_s: int
     transaction_timeout_s: float
     delete_batch_size: int
-    search_max_seeds: int
-    search_max_rows: int
     home: Path
     heap: str
     startup_timeout_s: float

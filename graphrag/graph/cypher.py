@@ -20,7 +20,6 @@ __all__ = [
     "ENTITY_RELATIONS",
     "MATCH_ENTITIES",
     "MERGE_CHUNK_GRAPH",
-    "SEARCH_NODE",
     "SET_KEY_VECTORS",
     "drop_name_index_ddl",
     "name_index_ddl",
@@ -139,35 +138,10 @@ RETURN batches, total, errorMessages
 """
 
 
-# SearchNode (chat path). Seeds: entities of the base (`{label}`) with at least one relation
-# whose name contains one of $texts (case-sensitive), best first: exact name, shorter name,
-# alphabetical, element id. $seed_probe = $max_seeds + 1 tells whether seeds were capped. Then
-# one row per (seed, relation), in seed order, at most $row_probe = max rows + 1 of them.
-# Nodes are told apart by element id: two documents' same-name entities stay two nodes.
-SEARCH_NODE = """
-MATCH (n:{label})
-WHERE ($kgs IS NULL OR n.kg IN $kgs)
-  AND any(t IN $texts WHERE n.name CONTAINS t)
-  AND EXISTS {{ MATCH (n)-[]-(:{label}) }}
-WITH n
-ORDER BY CASE WHEN n.name IN $texts THEN 0 ELSE 1 END, size(n.name), n.name, elementId(n)
-LIMIT $seed_probe
-WITH collect(n) AS found
-WITH found[..$max_seeds] AS seeds, size(found) > $max_seeds AS seeds_truncated
-UNWIND range(0, size(seeds) - 1) AS rank
-WITH seeds[rank] AS s, rank, seeds_truncated
-MATCH (s)-[r]-(m:{label})
-RETURN rank, seeds_truncated,
-       s {{.name, .kg, .attributes, .chunks, id: elementId(s)}} AS seed,
-       m {{.name, .kg, .attributes, .chunks, id: elementId(m)}} AS neighbour,
-       {{id: elementId(r), type: type(r), chunks: r.chunks,
-        source: elementId(startNode(r)), target: elementId(endNode(r))}} AS relation
-ORDER BY rank, relation.type, neighbour.name, relation.id
-LIMIT $row_probe
-"""
-
 # Graph-search candidates: every entity of the base whose name contains $entity
-# (case-sensitive), related or not, in the same order as SearchNode's seeds; at most $probe.
+# (case-sensitive), related or not, best first: exact name, shorter name, alphabetical, element
+# id; at most $probe. Nodes are told apart by element id: two documents' same-name entities
+# stay two nodes.
 MATCH_ENTITIES = """
 MATCH (n:{label})
 WHERE n.name CONTAINS $entity AND ($kgs IS NULL OR n.kg IN $kgs)

@@ -12,7 +12,7 @@ from neo4j import Driver, ManagedTransaction
 from graphrag.errors import GraphDataError, GraphStoreError
 from graphrag.graph import cypher
 from graphrag.graph.labels import ENTITY_KEY_LABEL, base_scope, entity_label
-from graphrag.graph.models import GraphData, normalize_space
+from graphrag.graph.models import GraphData
 from graphrag.graph.names import name_key, name_tokens
 from graphrag.graph.neighbourhood import (
     KeyInstance,
@@ -25,7 +25,6 @@ from graphrag.graph.search_models import (
     EntityMatches,
     GraphEntity,
     GraphLink,
-    GraphSearchResult,
     RelationMatches,
 )
 from graphrag.graph.store import GraphCounts
@@ -253,44 +252,6 @@ class Neo4jGraphStore:
             self.driver, self.settings, [(query, params)], write=True, action=action
         )[0]
 
-    def search_nodes(
-        self,
-        kb_id: uuid.UUID,
-        texts: Sequence[str],
-        knowledge_ids: Sequence[uuid.UUID] | None = None,
-    ) -> GraphSearchResult:
-        """SearchNode: related entities whose name contains one of `texts`, and their neighbours.
-
-        Seeds are capped at `search_max_seeds` and (seed, relation) rows at `search_max_rows`,
-        best-ranked seeds first; a cap that bites is logged and flagged in the result.
-        `knowledge_ids` restricts the seeds to those documents.
-        """
-        queries = list(dict.fromkeys(q for q in map(normalize_space, texts) if q))
-        if not queries or (knowledge_ids is not None and not knowledge_ids):
-            return GraphSearchResult()
-        max_seeds, max_rows = self.settings.search_max_seeds, self.settings.search_max_rows
-        rows = self._read(
-            cypher.SEARCH_NODE.format(label=entity_label(kb_id)),
-            {
-                "texts": queries,
-                "kgs": _kg_list(knowledge_ids),
-                "max_seeds": max_seeds,
-                "seed_probe": max_seeds + 1,
-                "row_probe": max_rows + 1,
-            },
-        )
-        result = _search_result(rows, max_rows)
-        if result.truncated:
-            log.warning(
-                "graph search capped in kb %s (seeds over %d: %s, rows over %d: %s)",
-                kb_id,
-                max_seeds,
-                result.seeds_truncated,
-                max_rows,
-                result.rows_truncated,
-            )
-        return result
-
     def match_entities(
         self,
         kb_id: uuid.UUID,
@@ -363,27 +324,6 @@ def _link(row: dict[str, Any]) -> GraphLink:
         target=str(row["target"]),
         type=str(row["type"]),
         chunks=[str(c) for c in row.get("chunks") or []],
-    )
-
-
-def _search_result(rows: list[dict[str, Any]], max_rows: int) -> GraphSearchResult:
-    """Rows in seed order made into nodes (seeds first, best first), relations and flags."""
-    kept = rows[:max_rows]
-    seeds: dict[str, GraphEntity] = {}
-    neighbours: dict[str, GraphEntity] = {}
-    relations: dict[str, GraphLink] = {}
-    for row in kept:
-        seed, neighbour = _entity(row["seed"]), _entity(row["neighbour"])
-        seeds.setdefault(seed.id, seed)
-        neighbours.setdefault(neighbour.id, neighbour)
-        relations.setdefault(str(row["relation"]["id"]), _link(row["relation"]))
-    others = [node for node_id, node in neighbours.items() if node_id not in seeds]
-    return GraphSearchResult(
-        nodes=[*seeds.values(), *others],
-        relations=list(relations.values()),
-        seed_ids=list(seeds),
-        seeds_truncated=bool(kept and kept[0]["seeds_truncated"]),
-        rows_truncated=len(rows) > max_rows,
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.text_input import InputText
 
@@ -19,7 +19,6 @@ __all__ = [
     "GraphLink",
     "GraphSearchRequest",
     "GraphSearchResponse",
-    "GraphSearchResult",
     "RelationMatches",
     "RelationPublic",
     "SourceChunkPublic",
@@ -49,22 +48,6 @@ class GraphLink(_Frozen):
     target: str
     type: str
     chunks: list[str] = Field(default_factory=list)
-
-
-class GraphSearchResult(_Frozen):
-    """SearchNode's answer: seeds (best first, `seed_ids`), their neighbours and relations."""
-
-    nodes: list[GraphEntity] = Field(default_factory=list)
-    relations: list[GraphLink] = Field(default_factory=list)
-    seed_ids: list[str] = Field(default_factory=list)
-    seeds_truncated: bool = False
-    rows_truncated: bool = False
-
-    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented computed_field use
-    @property
-    def truncated(self) -> bool:
-        """Whether a cap (seeds or rows) left something out."""
-        return self.seeds_truncated or self.rows_truncated
 
 
 class EntityMatches(_Frozen):

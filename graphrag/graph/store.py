@@ -9,7 +9,7 @@ from typing import NamedTuple, Protocol
 
 from graphrag.graph.models import GraphData
 from graphrag.graph.neighbourhood import KeyInstance, NameMatching, NeighbourhoodLimits
-from graphrag.graph.search_models import EntityMatches, GraphSearchResult, RelationMatches
+from graphrag.graph.search_models import EntityMatches, RelationMatches
 
 __all__ = ["DisabledGraphStore", "GraphCounts", "GraphStore"]
 
@@ -44,15 +44,6 @@ class GraphStore(Protocol):
     def delete_document(self, kb_id: uuid.UUID, knowledge_id: uuid.UUID) -> int: ...
 
     def delete_knowledge_base(self, kb_id: uuid.UUID) -> int: ...
-
-    def search_nodes(
-        self,
-        kb_id: uuid.UUID,
-        texts: Sequence[str],
-        knowledge_ids: Sequence[uuid.UUID] | None = None,
-    ) -> GraphSearchResult:
-        """SearchNode: related entities named like `texts`, their neighbours and relations."""
-        ...
 
     def match_entities(
         self,
@@ -127,15 +118,6 @@ class DisabledGraphStore:
     def delete_knowledge_base(self, kb_id: uuid.UUID) -> int:
         self._note()
         return 0
-
-    def search_nodes(
-        self,
-        kb_id: uuid.UUID,
-        texts: Sequence[str],
-        knowledge_ids: Sequence[uuid.UUID] | None = None,
-    ) -> GraphSearchResult:
-        self._note()
-        return GraphSearchResult()
 
     def match_entities(
         self,

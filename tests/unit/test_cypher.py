@@ -14,12 +14,10 @@ pytestmark = pytest.mark.unit
 KB = "0b6c1c52-8f3e-4c3a-9d1e-2f4a5b6c7d8e"
 LABEL = entity_label(KB)
 SEARCH_QUERIES = {
-    "SEARCH_NODE": cypher.SEARCH_NODE,
     "MATCH_ENTITIES": cypher.MATCH_ENTITIES,
     "ENTITY_RELATIONS": cypher.ENTITY_RELATIONS,
 }
 PARAMETERS = {
-    "SEARCH_NODE": {"texts", "kgs", "seed_probe", "max_seeds", "row_probe"},
     "MATCH_ENTITIES": {"entity", "kgs", "probe"},
     "ENTITY_RELATIONS": {"ids", "types", "probe"},
 }
@@ -57,28 +55,6 @@ def test_every_node_is_of_the_base(name: str) -> None:
     patterns = re.findall(r"\((\w*)(:?[\w]*)\)", query)
     node_patterns = [p for p in patterns if p[1]]
     assert node_patterns and all(label == f":{LABEL}" for _, label in node_patterns)
-
-
-def test_search_node_seeds_are_related_and_ranked() -> None:
-    query = _spliced("SEARCH_NODE")
-    assert "any(t IN $texts WHERE n.name CONTAINS t)" in query
-    assert f"EXISTS {{ MATCH (n)-[]-(:{LABEL}) }}" in query
-    assert (
-        "ORDER BY CASE WHEN n.name IN $texts THEN 0 ELSE 1 END, size(n.name), n.name, elementId(n)"
-        in query
-    )
-    assert "LIMIT $seed_probe" in query
-    assert "found[..$max_seeds]" in query
-    assert "size(found) > $max_seeds AS seeds_truncated" in query
-
-
-def test_search_node_rows_in_seed_order_and_capped() -> None:
-    query = _spliced("SEARCH_NODE")
-    assert "ORDER BY rank, relation.type, neighbour.name, relation.id\nLIMIT $row_probe" in query
-    assert "($kgs IS NULL OR n.kg IN $kgs)" in query
-    # Nodes are identified by element id, never merged by name.
-    assert "id: elementId(s)" in query and "id: elementId(m)" in query
-    assert "source: elementId(startNode(r)), target: elementId(endNode(r))" in query
 
 
 def test_match_entities_keeps_unrelated_entities() -> None:

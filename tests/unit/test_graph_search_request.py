@@ -80,7 +80,5 @@ def test_disabled_store_finds_nothing() -> None:
     kb = uuid.uuid4()
 
     assert not store.enabled
-    result = store.search_nodes(kb, ["Ada"])
-    assert result.nodes == [] and result.relations == [] and not result.truncated
     assert store.match_entities(kb, "Ada", None, 10).entities == []
     assert store.entity_relations(kb, ["4:x:1"], None, 10).relations == []
