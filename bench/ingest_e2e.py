@@ -2,7 +2,7 @@
 the least time the server needs for the run's calls, ceil(calls / S) * L.
 
     XDG_RUNTIME_DIR=/tmp .venv/bin/python bench/ingest_e2e.py [--docs 300 --latency-s 0.1
-        --slots 4,8 --embeddings server]
+        --slots 4,8 --embeddings server --names shared]
 
 Each round uploads N generated documents (about two chunks each) through the REST batch
 upload of a `graphrag serve` process, `--uploads-in-flight` requests at a time; a docparse
@@ -20,7 +20,10 @@ completed. Lines:
 The server measures requests in flight: `peak` (received at once; never above S when the
 workers respect the limit) and `mean` (time-weighted, served at once, over its span).
 Embeddings come from the scripted server (`--embeddings server`, the default: no model on the
-CPU) or the packaged MiniLM (`--embeddings local`).
+CPU) or the packaged MiniLM (`--embeddings local`). Every chunk's extraction names the same
+three entities (`--names shared`, the default: one base node each, linked by every chunk) or
+entities of its document's own (`--names distinct`: three new base nodes and name vectors per
+document).
 """
 
 from __future__ import annotations
@@ -59,17 +62,24 @@ DOC_CHARS = 700  # two paragraphs of about 400 characters: two chunks of the def
 READY_TIMEOUT_S = 60.0
 POLL_S = 0.1
 LOGS = data_dir() / "bench-logs"
-REPLY = {
-    "nodes": [
-        {"name": "Harbour Board", "attributes": ["authority"]},
-        {"name": "Northern Bridge", "attributes": ["structure"]},
-        {"name": "Cooling Loop", "attributes": []},
-    ],
-    "relations": [
-        {"node1": "Harbour Board", "node2": "Northern Bridge", "type": "maintains"},
-        {"node1": "Northern Bridge", "node2": "Cooling Loop", "type": "holds"},
-    ],
-}
+
+
+def _reply(suffix: str = "") -> dict[str, Any]:
+    """The extraction answer: three entities and two relations, names ending in `suffix`."""
+    board, bridge, loop = (
+        f"{name}{suffix}" for name in ("Harbour Board", "Northern Bridge", "Cooling Loop")
+    )
+    return {
+        "nodes": [
+            {"name": board, "attributes": ["authority"]},
+            {"name": bridge, "attributes": ["structure"]},
+            {"name": loop, "attributes": []},
+        ],
+        "relations": [
+            {"node1": board, "node2": bridge, "type": "maintains"},
+            {"node1": bridge, "node2": loop, "type": "holds"},
+        ],
+    }
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,7 @@ class Config:
     latency_s: float
     slots: list[int]
     embeddings: str
+    names: str
     docparse_concurrency: int
     batch_files: int
     uploads_in_flight: int
@@ -106,6 +117,13 @@ def _args() -> Config:
         "--slots", default="4,8", help="comma-separated slot counts, one round each"
     )
     parser.add_argument("--embeddings", choices=["server", "local"], default="server")
+    parser.add_argument(
+        "--names",
+        choices=["shared", "distinct"],
+        default="shared",
+        help="shared: every chunk names the same three entities (one base node each, written by "
+        "every chunk); distinct: each document names entities of its own",
+    )
     parser.add_argument("--docparse-concurrency", type=int, default=2)
     parser.add_argument("--batch-files", type=int, default=25, help="files per upload request")
     parser.add_argument("--uploads-in-flight", type=int, default=4)
@@ -117,6 +135,7 @@ def _args() -> Config:
         latency_s=a.latency_s,
         slots=[int(s) for s in a.slots.split(",")],
         embeddings=a.embeddings,
+        names=a.names,
         docparse_concurrency=a.docparse_concurrency,
         batch_files=a.batch_files,
         uploads_in_flight=a.uploads_in_flight,
@@ -231,12 +250,23 @@ class Bench:
         self.sessions = make_session_factory(make_engine(settings))
         self.kb_ids: list[str] = []
 
-    def _script(self, slots: int) -> None:
+    def _script(self, slots: int, tag: str) -> None:
+        rules = []
+        if self.cfg.names == "distinct":
+            # Every sentence of document i holds "(ref {tag}-{i}-<n>)" (bench/sample_text.py).
+            rules = [
+                {
+                    "match": {"user": {"contains": f"(ref {tag}-{i}-"}},
+                    "reply": {"content": _reply(f" {i}")},
+                }
+                for i in range(self.cfg.docs)
+            ]
         script = {
             "slots": slots,
             "latency_s": self.cfg.latency_s,
             "models": [MODEL],
-            "default": {"content": REPLY},
+            "rules": rules,
+            "default": {"content": _reply()},
         }
         httpx.put(f"{self.llm}/_script", json=script).raise_for_status()
         httpx.delete(f"{self.llm}/_requests").raise_for_status()
@@ -258,7 +288,8 @@ class Bench:
         from workers.celery_app import create_celery
         from workers.scope import llm_slots_key
 
-        self._script(slots)
+        tag = f"e2e-s{slots}-{uuid.uuid4().hex[:6]}"
+        self._script(slots, tag)
         celery = create_celery(self.settings)
         celery.control.purge()
         redis.Redis.from_url(self.settings.redis.url).delete(llm_slots_key(self.settings))
@@ -267,7 +298,7 @@ class Bench:
             self.env, LOGS / "e2e-docparse.log", self.cfg.docparse_concurrency, [c.docparse_queue]
         )
         graph = WorkerProcess(self.env, LOGS / "e2e-graph.log", 0, [c.graph_queue])
-        docs = _documents(f"e2e-s{slots}-{uuid.uuid4().hex[:6]}", self.cfg.docs)
+        docs = _documents(tag, self.cfg.docs)
         kb_id = self._kb(slots)
         docparse.start(celery)
         try:

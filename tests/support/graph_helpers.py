@@ -6,6 +6,7 @@ from typing import Any
 
 from neo4j import Driver
 
+from graphrag.graph.cypher import drop_name_index_ddl
 from graphrag.graph.labels import entity_label
 
 __all__ = ["graph_nodes", "graph_relations", "kb_graph_rule", "remove_label"]
@@ -30,9 +31,12 @@ def graph_relations(driver: Driver, label_id: str) -> set[tuple[str, str, str]]:
 
 
 def remove_label(driver: Driver, label_id: str) -> None:
-    """Delete the nodes under `ENTITY<label_id>`, and the base-level nodes when it is a base."""
-    driver.execute_query(f"MATCH (n:{entity_label(label_id)}) DETACH DELETE n")
+    """Delete the nodes under `ENTITY<label_id>`, and the base-level nodes and the name index
+    when it is a base (a base dropped with its test database leaves no schema behind)."""
+    label = entity_label(label_id)
+    driver.execute_query(f"MATCH (n:{label}) DETACH DELETE n")
     driver.execute_query("MATCH (c:BaseEntity {kb: $kb}) DETACH DELETE c", kb=str(label_id))
+    driver.execute_query(drop_name_index_ddl(label))
 
 
 def kb_graph_rule(
