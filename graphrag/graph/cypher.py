@@ -48,10 +48,13 @@ FOR (c:BaseEntity) ON EACH [c.key, c.scope]
 
 # Name vectors of the base nodes, for near matches of a question's names ("Kimber Mfg." and
 # "Kimber Manufacturing"). Written once per key at graph-build time (MERGE_CHUNK_GRAPH returns
-# the keys still without one); a base node removed with its last document takes its vector with it.
+# the keys still without one; two chunks naming a new key at once may both see it without, and
+# the later one leaves the vector, and the vector index, as they are); a base node removed with
+# its last document takes its vector with it.
 SET_KEY_VECTORS = """
 UNWIND $rows AS row
 MATCH (c:BaseEntity {kb: $kb, key: row.key})
+WHERE c.embedding IS NULL
 SET c.embedding = row.vector
 """
 

@@ -1,4 +1,4 @@
-"""The Neo4j graph store: merges batched with UNWIND, one write transaction per chunk."""
+"""The Neo4j graph store: APOC merges batched with UNWIND, one write transaction per chunk."""
 
 from __future__ import annotations
 
@@ -188,7 +188,8 @@ class Neo4jGraphStore:
         return removed
 
     def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
-        """Store the name vectors of base nodes (a key without a node is ignored)."""
+        """Store the name vectors of base nodes (a key without a node, or whose node has one, is
+        left as it is)."""
         rows = [{"key": key, "vector": list(vector)} for key, vector in vectors.items()]
         if not rows:
             return

@@ -168,7 +168,7 @@ def extract_chunk_graph(
         if spend.reply is not None:
             # An unexpected fault (a bug, a time limit) after the server answered: the call
             # still counts, on its own, before the fault goes on to fail the chunk.
-            _count_alone(ctx, key, spend)
+            _count_unsettled(ctx, key, spend)
         raise
 
 
@@ -177,13 +177,13 @@ def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bo
         graph = _extract(ctx, work, spend)
         missing = _write_fenced(ctx, work, key, graph)
         if missing is None:
-            _count_alone(ctx, key, spend)
+            _count_unsettled(ctx, key, spend)
             return ChunkOutcome.STALE
         _write_name_vectors(ctx, work.kb_id, missing)
         _settle(ctx, key, GraphStatus.DONE, None, spend, graph.entity_keys())
     except RETRYABLE as exc:
         if not final_try:
-            _count_retry(ctx, key, spend)
+            _count_unsettled(ctx, key, spend, retry=True)
             raise
         _settle(ctx, key, GraphStatus.FAILED, exc.message, spend)
         log.warning("chunk %s failed for good: %s", key.chunk_id, exc.message)
@@ -195,17 +195,12 @@ def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bo
     return ChunkOutcome.DONE
 
 
-def _count_alone(ctx: GraphContext, key: _Key, spend: _Spend) -> None:
-    """Count the answered call of a task that settles nothing (its document went away)."""
+def _count_unsettled(ctx: GraphContext, key: _Key, spend: _Spend, *, retry: bool = False) -> None:
+    """Count what a task that settles nothing spent: with `retry`, a try that will be made
+    again (one retry, its seconds and its call if answered); else only the answered call of a
+    task whose document went away or that broke."""
     with session_scope(ctx.sessions) as session:
-        add_cost(session, key.knowledge_id, key.attempt, spend.cost(timed=False))
-    spend.reply = None
-
-
-def _count_retry(ctx: GraphContext, key: _Key, spend: _Spend) -> None:
-    """Count a try that will be made again: one retry, its seconds and its call if answered."""
-    with session_scope(ctx.sessions) as session:
-        add_cost(session, key.knowledge_id, key.attempt, spend.cost(), retry=True)
+        add_cost(session, key.knowledge_id, key.attempt, spend.cost(timed=retry), retry=retry)
     spend.reply = None
 
 
