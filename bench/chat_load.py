@@ -26,11 +26,11 @@ from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from bench.chat_corpus import Corpus, FloatMatrix
+from bench.harness import COUNT_UNDER_LABEL
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus
 from graphrag.db.models import ChatSession, Knowledge, KnowledgeBase, Tenant
 from graphrag.extraction.models import ExtractConfig
-from graphrag.graph import cypher
 from graphrag.graph.labels import ENTITY_KEY_LABEL, entity_label
 from graphrag.graph.names import name_key
 from graphrag.graph.neo4j_store import Neo4jGraphStore
@@ -228,6 +228,6 @@ def drop_graph(store: Neo4jGraphStore, kb_id: uuid.UUID) -> tuple[int, int]:
     database = store.settings.database
     store.driver.execute_query(DROP_NAME_INDEX.format(label=label), database_=database)
     records, _, _ = store.driver.execute_query(
-        cypher.COUNT_BY_LABEL.format(label=label), database_=database
+        COUNT_UNDER_LABEL.format(label=label), database_=database
     )
     return removed, int(records[0]["nodes"])

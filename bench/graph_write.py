@@ -26,8 +26,7 @@ from functools import partial
 
 from neo4j import Driver, ManagedTransaction
 
-from bench.harness import print_header, print_ratio, services_env, timed
-from graphrag.graph import cypher
+from bench.harness import COUNT_UNDER_LABEL, print_header, print_ratio, services_env, timed
 from graphrag.graph.labels import entity_label
 from graphrag.graph.models import GraphData, GraphNode, GraphRelation
 from graphrag.graph.neo4j_client import connect_driver
@@ -187,7 +186,7 @@ class GraphBench:
         return found
 
     def counts(self, namespace: uuid.UUID) -> tuple[int, int]:
-        query = cypher.COUNT_BY_LABEL.format(label=entity_label(namespace))
+        query = COUNT_UNDER_LABEL.format(label=entity_label(namespace))
         records, _, _ = self.driver.execute_query(query, database_=self.database)
         return int(records[0]["nodes"]), int(records[0]["relations"])
 

@@ -17,9 +17,16 @@ from typing import TypeVar
 
 from graphrag.settings import project_root
 
-__all__ = ["median", "print_header", "print_ratio", "services_env", "timed"]
+__all__ = ["COUNT_UNDER_LABEL", "median", "print_header", "print_ratio", "services_env", "timed"]
 
 T = TypeVar("T")
+
+# Nodes under a namespace label and their relations to entities (benches check what they wrote
+# or removed; the label is spliced, as in index DDL).
+COUNT_UNDER_LABEL = """
+MATCH (n:{label})
+RETURN count(n) AS nodes, sum(COUNT {{ (n)-[]->(:GraphEntity) }}) AS relations
+"""
 
 
 def _git_revision() -> str:

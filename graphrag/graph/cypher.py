@@ -9,7 +9,7 @@ from __future__ import annotations
 __all__ = [
     "BASE_ENTITY_KEY_CONSTRAINT",
     "BASE_ENTITY_WORD_INDEX",
-    "COUNT_BY_LABEL",
+    "COUNT_DOCUMENT_GRAPH",
     "DELETE_BASE_ENTITIES",
     "DELETE_BY_LABEL",
     "DELETE_BY_LABEL_INNER",
@@ -101,16 +101,18 @@ CALL () {
 RETURN keys
 """
 
+# A document's nodes are found by their `kg` through the (kg, name) constraint's index, not by
+# the document's label: a label is spliced into the text, and every new text is planned again
+# (about 25 ms of Neo4j CPU, once per document, against 1.4 ms for this one plan).
 # Relations between entities only: the INSTANCE_OF link to the base node is not one.
-COUNT_BY_LABEL = """
-MATCH (n:{label})
-RETURN count(n) AS nodes, sum(COUNT {{ (n)-[]->(:GraphEntity) }}) AS relations
+COUNT_DOCUMENT_GRAPH = """
+MATCH (n:GraphEntity {kg: $kg}) WHERE n.name IS NOT NULL
+RETURN count(n) AS nodes, sum(COUNT { (n)-[]->(:GraphEntity) }) AS relations
 """
 
 # The name keys of a document's nodes, read before the document is deleted.
 DOCUMENT_ENTITY_KEYS = """
-MATCH (n:{label})
-WHERE n.key IS NOT NULL AND n.key <> ''
+MATCH (n:GraphEntity {kg: $kg}) WHERE n.name IS NOT NULL AND n.key IS NOT NULL AND n.key <> ''
 RETURN collect(DISTINCT n.key) AS keys
 """
 

@@ -140,8 +140,7 @@ class Neo4jGraphStore:
 
     def document_counts(self, knowledge_id: uuid.UUID) -> GraphCounts:
         """Entities and relations of one document, counted in the graph."""
-        label = entity_label(knowledge_id)
-        row = self._read(cypher.COUNT_BY_LABEL.format(label=label), {})[0]
+        row = self._read(cypher.COUNT_DOCUMENT_GRAPH, {"kg": str(knowledge_id)})[0]
         return GraphCounts(int(row["nodes"]), int(row["relations"]))
 
     def _delete_batched(self, query: str, params: dict[str, Any]) -> int:
@@ -167,7 +166,7 @@ class Neo4jGraphStore:
         """Every node of the document, with its relations, in batches; then the base nodes that
         only this document linked to. Other documents' nodes and links stay as they are."""
         label = entity_label(knowledge_id)
-        keys = self._read(cypher.DOCUMENT_ENTITY_KEYS.format(label=label), {})[0]["keys"]
+        keys = self._read(cypher.DOCUMENT_ENTITY_KEYS, {"kg": str(knowledge_id)})[0]["keys"]
         removed = self._delete_label(label)
         self._write(
             cypher.DELETE_ORPHAN_BASE_ENTITIES,
