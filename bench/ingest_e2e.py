@@ -17,6 +17,10 @@ completed. Lines:
   answer: how well the graph stage alone keeps the slots full. Its detail line also gives the
   `lead` (first upload to the server's first request: upload, parse, relay, task start) and the
   `tail` (the server's last answer to the last document completed).
+- `ingest_e2e_sS: cpu_busy/cpu_available`: the share of the machine's core-seconds inside the
+  wall that were busy, with the CPU seconds of each kind of process (the graph worker, the
+  docparse worker and its children, the API, the scripted server, Neo4j, PostgreSQL, Redis,
+  this bench): near 1.00x, the run is bound by the CPU, not by the LLM server.
 The server measures requests in flight: `peak` (received at once; never above S when the
 workers respect the limit) and `mean` (time-weighted, served at once, over its span).
 Embeddings come from the scripted server (`--embeddings server`, the default: no model on the
@@ -45,6 +49,7 @@ import redis
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from bench.cpu_window import CpuWindow
 from bench.harness import print_header, print_ratio, services_env
 from bench.sample_text import paragraphs
 from graphrag.db.engine import make_engine, make_session_factory, session_scope
@@ -107,6 +112,9 @@ class RoundResult:
     retries: int
     stats: dict[str, Any]
     stats_at_s: float  # when the stats were read, from the first upload
+    cpu_s: dict[str, float]  # CPU seconds by process kind inside the wall
+    idle_s: float  # idle core-seconds of the machine inside the wall
+    cores_s: float  # all core-seconds inside the wall (cores x wall)
 
 
 def _args() -> Config:
@@ -245,8 +253,17 @@ def _totals(sessions: sessionmaker[Session], kb_id: str) -> tuple[int, int, int,
 class Bench:
     """The run's services: database, scripted LLM, API; workers are started per round."""
 
-    def __init__(self, cfg: Config, settings: Settings, env: dict[str, str], llm: str, api: str):
+    def __init__(
+        self,
+        cfg: Config,
+        settings: Settings,
+        env: dict[str, str],
+        llm: str,
+        api: str,
+        roots: dict[int, str],
+    ):
         self.cfg, self.settings, self.env, self.llm, self.api = cfg, settings, env, llm, api
+        self.roots = roots  # the run's own processes by kind (the API, the scripted server)
         self.sessions = make_session_factory(make_engine(settings))
         self.kb_ids: list[str] = []
 
@@ -304,10 +321,14 @@ class Bench:
         try:
             graph.start(celery)
             try:
+                workers = {_pid(docparse): "docparse", _pid(graph): "graph", os.getpid(): "bench"}
+                window = CpuWindow({**self.roots, **workers})
+                window.start()
                 started = time.monotonic()
                 accepted = _upload(self.api, kb_id, self.cfg, docs)
                 _wait_all(self.sessions, kb_id, accepted, self.cfg.timeout_s)
                 wall = time.monotonic() - started
+                cpu, idle, cores = window.stop()
             finally:
                 graph.stop()
         finally:
@@ -316,7 +337,18 @@ class Bench:
         stats = httpx.get(f"{self.llm}/_stats").json()
         stats_at = time.monotonic() - started
         return RoundResult(
-            slots, wall, completed, calls, prompt, completion, retries, stats, stats_at
+            slots,
+            wall,
+            completed,
+            calls,
+            prompt,
+            completion,
+            retries,
+            stats,
+            stats_at,
+            cpu,
+            idle,
+            cores,
         )
 
     def cleanup(self) -> None:
@@ -330,6 +362,12 @@ class Bench:
         finally:
             driver.close()
         shutil.rmtree(self.settings.resolve(self.settings.storage_dir), ignore_errors=True)
+
+
+def _pid(worker: WorkerProcess) -> int:
+    if worker.proc is None:
+        raise SystemExit("worker not started")
+    return worker.proc.pid
 
 
 def _report(cfg: Config, r: RoundResult) -> None:
@@ -352,6 +390,14 @@ def _report(cfg: Config, r: RoundResult) -> None:
         f"lead={lead:.2f}s tail={tail:.2f}s"
     )
     print_ratio(f"ingest_e2e_s{r.slots}", "llm_span", "llm_floor", s["span_s"] / floor, span)
+    by_kind = " ".join(
+        f"{kind}={cpu:.1f}s"
+        for kind, cpu in sorted(r.cpu_s.items(), key=lambda kv: -kv[1])
+        if cpu >= 0.05
+    )
+    busy = r.cores_s - r.idle_s
+    cpu = f"busy={busy:.1f} of {r.cores_s:.1f} core-s; {by_kind}"
+    print_ratio(f"ingest_e2e_s{r.slots}", "cpu_busy", "cpu_available", busy / r.cores_s, cpu)
 
 
 def main() -> None:
@@ -373,7 +419,7 @@ def main() -> None:
     api = _spawn(
         [python, "-m", "graphrag.cli", "serve", "--port", str(api_port)], env, "e2e-api.log"
     )
-    bench = Bench(cfg, settings, env, llm_url, api_url)
+    bench = Bench(cfg, settings, env, llm_url, api_url, {api.pid: "api", llm.pid: "llm"})
     try:
         _wait_http(f"{llm_url}/_health", llm)
         _wait_http(f"{api_url}/health", api)

@@ -95,6 +95,9 @@ def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | 
             return None
         doc.parse_status = ParseStatus.PROCESSING
         doc.status_changed_at = func.now()
+        # The parse stage starts with the claim: one transaction, not two.
+        parse = StageProgress(status=StageStatus.RUNNING)
+        doc.progress = {**doc.progress, Stage.PARSE: parse.stored()}
         return _Job(doc, kb)
 
 
@@ -119,10 +122,11 @@ def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) 
     if parsed is None:
         return ProcessOutcome.STALE
     drafts = chunk_document(parsed, job.chunking)
-    vectors = _embed(ctx, job, drafts)
-    if vectors is None:
+    embedded = _embed(ctx, job, drafts)
+    if embedded is None:
         return ProcessOutcome.STALE
-    graph_chunk_ids = _write(ctx, job, parsed, drafts, vectors)
+    vectors, embed_stage = embedded
+    graph_chunk_ids = _write(ctx, job, parsed, drafts, vectors, embed_stage)
     if graph_chunk_ids is None:
         return ProcessOutcome.STALE
     return ProcessOutcome.INDEXED
@@ -152,8 +156,6 @@ def _stage(
 
 def _parse(ctx: IngestContext, job: _Job) -> ParsedDocument | None:
     started = time.monotonic()
-    if not _stage(ctx, job, Stage.PARSE, StageStatus.RUNNING, done=0, total=0):
-        return None
     data = ctx.storage.read(job.storage_path)
 
     def on_page(done: int, total: int) -> None:
@@ -176,12 +178,12 @@ def _parse(ctx: IngestContext, job: _Job) -> ParsedDocument | None:
 
 def _embed(
     ctx: IngestContext, job: _Job, drafts: list[ChunkDraft]
-) -> list[list[float] | None] | None:
-    """Vectors for the chunks with text, batch by batch, reporting progress between batches."""
+) -> tuple[list[list[float] | None], StageProgress] | None:
+    """Vectors for the chunks with text, batch by batch, reporting progress between batches;
+    with the stage's end, which the write records (one transaction fewer a document)."""
     total = len(drafts)
     if not job.indexing.vector:
-        _stage(ctx, job, Stage.EMBED, StageStatus.SKIPPED, done=0, total=total)
-        return [None] * total
+        return [None] * total, StageProgress(status=StageStatus.SKIPPED, total=total)
     started = time.monotonic()
     batch = ctx.settings.embedding.batch_size
     vectors: list[list[float] | None] = []
@@ -190,18 +192,15 @@ def _embed(
         embedded = ctx.embedder.embed([t for t in texts if t.strip()])
         it = iter(embedded)
         vectors.extend(next(it) if t.strip() else None for t in texts)
-        # Between batches, progress (and a check that the attempt is still current); after the
-        # last one, the stage's end says both.
+        # Between batches, progress (and a check that the attempt is still current); the write
+        # checks it after the last one.
         running = len(vectors) < total
         if running and not _stage(
             ctx, job, Stage.EMBED, StageStatus.RUNNING, done=len(vectors), total=total
         ):
             return None
     seconds = time.monotonic() - started
-    done = _stage(ctx, job, Stage.EMBED, StageStatus.DONE, done=total, total=total, seconds=seconds)
-    if not done:
-        return None
-    return vectors
+    return vectors, StageProgress(status=StageStatus.DONE, done=total, total=total, seconds=seconds)
 
 
 def _chunk_rows(
@@ -236,9 +235,10 @@ def _write(
     parsed: ParsedDocument,
     drafts: list[ChunkDraft],
     vectors: list[list[float] | None],
+    embed_stage: StageProgress,
 ) -> list[uuid.UUID] | None:
     """Replace the document's chunks, settle its status and write its graph tasks in one
-    transaction."""
+    transaction (with the end of the embedding stage)."""
     started = time.monotonic()
     rows = _chunk_rows(job, drafts, vectors)
     with session_scope(ctx.sessions) as session:
@@ -276,6 +276,7 @@ def _write(
         )
         doc.progress = {
             **doc.progress,
+            Stage.EMBED: embed_stage.stored(),
             Stage.INDEX: index_stage.stored(),
             Stage.GRAPH: graph_stage.stored(),
         }

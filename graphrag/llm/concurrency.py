@@ -10,6 +10,7 @@ pile unbounded requests onto the LLM server, and a waiting person gets a clear 5
 from __future__ import annotations
 
 import math
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -38,7 +39,13 @@ _POLL_S = 0.05
 
 
 class LeaseSemaphore:
-    """`with semaphore.slot(): ...` holds one of `limit` slots named by `key`."""
+    """`with semaphore.slot(): ...` holds one of `limit` slots named by `key`.
+
+    The threads of one process that wait take turns: one asks Redis every `poll_s` (a slot
+    freed by another process) and is woken at once when a thread of this process gives one
+    back; the others wait for their turn without asking, so many waiting threads do not poll
+    Redis many times over.
+    """
 
     def __init__(
         self,
@@ -58,6 +65,9 @@ class LeaseSemaphore:
         self.poll_s = poll_s
         self.interactive = interactive
         self._acquire = client.register_script(_ACQUIRE)
+        self._turn = threading.Lock()
+        self._freed = threading.Condition()
+        self._releases = 0  # counts local releases, so a release between two asks is not missed
 
     def try_acquire(self, token: str) -> bool:
         now = time.time()
@@ -87,14 +97,31 @@ class LeaseSemaphore:
         """Wait for a free slot (up to `wait_s`), hold it for the block, then give it back."""
         token = uuid.uuid4().hex
         deadline = time.monotonic() + self.wait_s
-        while not self.try_acquire(token):
-            if time.monotonic() > deadline:
-                self._busy()
-            time.sleep(self.poll_s)
+        if not self._turn.acquire(timeout=self.wait_s):
+            self._busy()
+        try:
+            self._wait_for_slot(token, deadline)
+        finally:
+            self._turn.release()
         try:
             yield
         finally:
             self.release(token)
+            with self._freed:
+                self._releases += 1
+                self._freed.notify()
+
+    def _wait_for_slot(self, token: str, deadline: float) -> None:
+        while True:
+            with self._freed:
+                seen = self._releases
+            if self.try_acquire(token):
+                return
+            if time.monotonic() > deadline:
+                self._busy()
+            with self._freed:
+                if self._releases == seen:
+                    self._freed.wait(self.poll_s)
 
 
 def interactive_slots_key(settings: LlmSettings) -> str:

@@ -1,0 +1,91 @@
+"""CPU seconds spent by each kind of process between two points in time (Linux `/proc`).
+
+A bench that is CPU-bound says so with numbers: which process took the machine's cores while
+the wall clock ran. A process is counted under the nearest of its ancestors the bench named
+(a worker and its pool children, the API), else by its command name (PostgreSQL backends,
+Redis, the Neo4j JVM), else as `other`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["CpuWindow"]
+
+_PROC = Path("/proc")
+_TICK = os.sysconf("SC_CLK_TCK")
+_BY_COMMAND = {"postgres": "postgres", "redis-server": "redis", "java": "neo4j"}
+
+
+@dataclass(frozen=True)
+class _Process:
+    parent: int
+    command: str
+    cpu_s: float
+
+
+def _processes() -> dict[int, _Process]:
+    found: dict[int, _Process] = {}
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        command = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        # fields[1] is the parent; [11], [12]: user and system ticks (proc(5), from field 3 on)
+        cpu = (int(fields[11]) + int(fields[12])) / _TICK
+        found[int(entry.name)] = _Process(int(fields[1]), command, cpu)
+    return found
+
+
+def _kind(pid: int, processes: Mapping[int, _Process], roots: Mapping[int, str]) -> str:
+    seen = pid
+    while seen in processes and seen not in roots:
+        seen = processes[seen].parent
+    if seen in roots:
+        return roots[seen]
+    return _BY_COMMAND.get(processes[pid].command, "other")
+
+
+def _cpu_by_process(roots: Mapping[int, str]) -> dict[int, tuple[str, float]]:
+    processes = _processes()
+    return {pid: (_kind(pid, processes, roots), p.cpu_s) for pid, p in processes.items()}
+
+
+def _idle_s() -> tuple[float, float]:
+    """(idle, total) CPU seconds of the machine since boot, all cores."""
+    ticks = [int(v) for v in (_PROC / "stat").read_text().split("\n", 1)[0].split()[1:]]
+    return ticks[3] / _TICK, sum(ticks) / _TICK
+
+
+class CpuWindow:
+    """`start()`, the work, then `stop()`: CPU seconds by kind in between, and the idle share.
+
+    A process born inside the window counts whole; one that ended inside it is not counted.
+    """
+
+    def __init__(self, roots: Mapping[int, str]) -> None:
+        self.roots = dict(roots)
+        self._start: dict[int, tuple[str, float]] = {}
+        self._idle = (0.0, 0.0)
+
+    def start(self) -> None:
+        self._start = _cpu_by_process(self.roots)
+        self._idle = _idle_s()
+
+    def stop(self) -> tuple[dict[str, float], float, float]:
+        """(CPU seconds by kind, idle core-seconds, all core-seconds) since `start()`."""
+        end = _cpu_by_process(self.roots)
+        idle, total = _idle_s()
+        spent: defaultdict[str, float] = defaultdict(float)
+        for pid, (kind, cpu) in end.items():
+            before = self._start.get(pid)
+            spent[kind] += cpu - (before[1] if before else 0.0)
+        return dict(spent), idle - self._idle[0], total - self._idle[1]
