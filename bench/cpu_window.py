@@ -59,14 +59,16 @@ def _cpu_by_process(roots: Mapping[int, str]) -> dict[int, tuple[str, float]]:
     return {pid: (_kind(pid, processes, roots), p.cpu_s) for pid, p in processes.items()}
 
 
-def _idle_s() -> tuple[float, float]:
-    """(idle, total) CPU seconds of the machine since boot, all cores."""
+def _machine_s() -> tuple[float, float, float]:
+    """(idle, stolen, total) CPU seconds of the machine since boot, all cores; stolen is the
+    time a hypervisor ran something else on our cores (proc(5): idle is field 4, steal 8)."""
     ticks = [int(v) for v in (_PROC / "stat").read_text().split("\n", 1)[0].split()[1:]]
-    return ticks[3] / _TICK, sum(ticks) / _TICK
+    return ticks[3] / _TICK, ticks[7] / _TICK, sum(ticks[:8]) / _TICK
 
 
 class CpuWindow:
-    """`start()`, the work, then `stop()`: CPU seconds by kind in between, and the idle share.
+    """`start()`, the work, then `stop()`: CPU seconds by kind in between, and the machine's
+    idle and stolen core-seconds.
 
     A process born inside the window counts whole; one that ended inside it is not counted.
     """
@@ -74,18 +76,19 @@ class CpuWindow:
     def __init__(self, roots: Mapping[int, str]) -> None:
         self.roots = dict(roots)
         self._start: dict[int, tuple[str, float]] = {}
-        self._idle = (0.0, 0.0)
+        self._machine = (0.0, 0.0, 0.0)
 
     def start(self) -> None:
         self._start = _cpu_by_process(self.roots)
-        self._idle = _idle_s()
+        self._machine = _machine_s()
 
-    def stop(self) -> tuple[dict[str, float], float, float]:
-        """(CPU seconds by kind, idle core-seconds, all core-seconds) since `start()`."""
+    def stop(self) -> tuple[dict[str, float], tuple[float, float, float]]:
+        """(CPU seconds by kind, (idle, stolen, all) core-seconds) since `start()`."""
         end = _cpu_by_process(self.roots)
-        idle, total = _idle_s()
+        machine = tuple(b - a for a, b in zip(self._machine, _machine_s(), strict=True))
         spent: defaultdict[str, float] = defaultdict(float)
         for pid, (kind, cpu) in end.items():
             before = self._start.get(pid)
             spent[kind] += cpu - (before[1] if before else 0.0)
-        return dict(spent), idle - self._idle[0], total - self._idle[1]
+        idle, stolen, total = machine
+        return dict(spent), (idle, stolen, total)

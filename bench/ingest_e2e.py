@@ -18,9 +18,10 @@ completed. Lines:
   `lead` (first upload to the server's first request: upload, parse, relay, task start) and the
   `tail` (the server's last answer to the last document completed).
 - `ingest_e2e_sS: cpu_busy/cpu_available`: the share of the machine's core-seconds inside the
-  wall that were busy, with the CPU seconds of each kind of process (the graph worker, the
-  docparse worker and its children, the API, the scripted server, Neo4j, PostgreSQL, Redis,
-  this bench): near 1.00x, the run is bound by the CPU, not by the LLM server.
+  wall that were busy (`stolen`: taken by the hypervisor for other machines), with the CPU
+  seconds of each kind of process (the graph worker, the docparse worker and its children, the
+  API, the scripted server, Neo4j, PostgreSQL, Redis, this bench): near 1.00x, the run is bound
+  by the CPU, not by the LLM server.
 The server measures requests in flight: `peak` (received at once; never above S when the
 workers respect the limit) and `mean` (time-weighted, served at once, over its span).
 Embeddings come from the scripted server (`--embeddings server`, the default: no model on the
@@ -114,6 +115,7 @@ class RoundResult:
     stats_at_s: float  # when the stats were read, from the first upload
     cpu_s: dict[str, float]  # CPU seconds by process kind inside the wall
     idle_s: float  # idle core-seconds of the machine inside the wall
+    stolen_s: float  # core-seconds the hypervisor gave to others inside the wall
     cores_s: float  # all core-seconds inside the wall (cores x wall)
 
 
@@ -328,7 +330,7 @@ class Bench:
                 accepted = _upload(self.api, kb_id, self.cfg, docs)
                 _wait_all(self.sessions, kb_id, accepted, self.cfg.timeout_s)
                 wall = time.monotonic() - started
-                cpu, idle, cores = window.stop()
+                cpu, (idle, stolen, cores) = window.stop()
             finally:
                 graph.stop()
         finally:
@@ -348,6 +350,7 @@ class Bench:
             stats_at,
             cpu,
             idle,
+            stolen,
             cores,
         )
 
@@ -395,8 +398,8 @@ def _report(cfg: Config, r: RoundResult) -> None:
         for kind, cpu in sorted(r.cpu_s.items(), key=lambda kv: -kv[1])
         if cpu >= 0.05
     )
-    busy = r.cores_s - r.idle_s
-    cpu = f"busy={busy:.1f} of {r.cores_s:.1f} core-s; {by_kind}"
+    busy = r.cores_s - r.idle_s - r.stolen_s
+    cpu = f"busy={busy:.1f} stolen={r.stolen_s:.1f} of {r.cores_s:.1f} core-s; {by_kind}"
     print_ratio(f"ingest_e2e_s{r.slots}", "cpu_busy", "cpu_available", busy / r.cores_s, cpu)
 
 
