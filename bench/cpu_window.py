@@ -54,11 +54,6 @@ def _kind(pid: int, processes: Mapping[int, _Process], roots: Mapping[int, str])
     return _BY_COMMAND.get(processes[pid].command, "other")
 
 
-def _cpu_by_process(roots: Mapping[int, str]) -> dict[int, tuple[str, float]]:
-    processes = _processes()
-    return {pid: (_kind(pid, processes, roots), p.cpu_s) for pid, p in processes.items()}
-
-
 def _machine_s() -> tuple[float, float, float]:
     """(idle, stolen, total) CPU seconds of the machine since boot, all cores; stolen is the
     time a hypervisor ran something else on our cores (proc(5): idle is field 4, steal 8)."""
@@ -75,20 +70,19 @@ class CpuWindow:
 
     def __init__(self, roots: Mapping[int, str]) -> None:
         self.roots = dict(roots)
-        self._start: dict[int, tuple[str, float]] = {}
+        self._start: dict[int, float] = {}
         self._machine = (0.0, 0.0, 0.0)
 
     def start(self) -> None:
-        self._start = _cpu_by_process(self.roots)
+        self._start = {pid: p.cpu_s for pid, p in _processes().items()}
         self._machine = _machine_s()
 
     def stop(self) -> tuple[dict[str, float], tuple[float, float, float]]:
         """(CPU seconds by kind, (idle, stolen, all) core-seconds) since `start()`."""
-        end = _cpu_by_process(self.roots)
-        machine = tuple(b - a for a, b in zip(self._machine, _machine_s(), strict=True))
+        processes = _processes()
+        idle, stolen, total = (b - a for a, b in zip(self._machine, _machine_s(), strict=True))
         spent: defaultdict[str, float] = defaultdict(float)
-        for pid, (kind, cpu) in end.items():
-            before = self._start.get(pid)
-            spent[kind] += cpu - (before[1] if before else 0.0)
-        idle, stolen, total = machine
+        for pid, process in processes.items():
+            kind = _kind(pid, processes, self.roots)
+            spent[kind] += process.cpu_s - self._start.get(pid, 0.0)
         return dict(spent), (idle, stolen, total)
