@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CpuWindow"]
+__all__ = ["CpuSpent", "CpuWindow"]
 
 _PROC = Path("/proc")
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -25,7 +25,8 @@ _BY_COMMAND = {"postgres": "postgres", "redis-server": "redis", "java": "neo4j"}
 class _Process:
     parent: int
     command: str
-    cpu_s: float
+    user_s: float
+    system_s: float  # in the kernel on the process's behalf: system calls, lock waits, switches
 
 
 def _processes() -> dict[int, _Process]:
@@ -40,8 +41,8 @@ def _processes() -> dict[int, _Process]:
         command = stat[stat.index("(") + 1 : stat.rindex(")")]
         fields = stat[stat.rindex(")") + 2 :].split()
         # fields[1] is the parent; [11], [12]: user and system ticks (proc(5), from field 3 on)
-        cpu = (int(fields[11]) + int(fields[12])) / _TICK
-        found[int(entry.name)] = _Process(int(fields[1]), command, cpu)
+        user, system = int(fields[11]) / _TICK, int(fields[12]) / _TICK
+        found[int(entry.name)] = _Process(int(fields[1]), command, user, system)
     return found
 
 
@@ -61,6 +62,18 @@ def _machine_s() -> tuple[float, float, float]:
     return ticks[3] / _TICK, ticks[7] / _TICK, sum(ticks[:8]) / _TICK
 
 
+@dataclass(frozen=True)
+class CpuSpent:
+    """What the window saw: CPU seconds by kind (user + system) and the system part of them,
+    and the machine's idle, stolen and total core-seconds."""
+
+    by_kind: dict[str, float]
+    system_by_kind: dict[str, float]
+    idle_s: float
+    stolen_s: float
+    cores_s: float
+
+
 class CpuWindow:
     """`start()`, the work, then `stop()`: CPU seconds by kind in between, and the machine's
     idle and stolen core-seconds.
@@ -70,19 +83,23 @@ class CpuWindow:
 
     def __init__(self, roots: Mapping[int, str]) -> None:
         self.roots = dict(roots)
-        self._start: dict[int, float] = {}
+        self._start: dict[int, _Process] = {}
         self._machine = (0.0, 0.0, 0.0)
 
     def start(self) -> None:
-        self._start = {pid: p.cpu_s for pid, p in _processes().items()}
+        self._start = _processes()
         self._machine = _machine_s()
 
-    def stop(self) -> tuple[dict[str, float], tuple[float, float, float]]:
-        """(CPU seconds by kind, (idle, stolen, all) core-seconds) since `start()`."""
+    def stop(self) -> CpuSpent:
+        """What was spent since `start()`."""
         processes = _processes()
         idle, stolen, total = (b - a for a, b in zip(self._machine, _machine_s(), strict=True))
         spent: defaultdict[str, float] = defaultdict(float)
+        system: defaultdict[str, float] = defaultdict(float)
         for pid, process in processes.items():
             kind = _kind(pid, processes, self.roots)
-            spent[kind] += process.cpu_s - self._start.get(pid, 0.0)
-        return dict(spent), (idle, stolen, total)
+            before = self._start.get(pid)
+            user_0, system_0 = (before.user_s, before.system_s) if before else (0.0, 0.0)
+            spent[kind] += process.user_s - user_0 + process.system_s - system_0
+            system[kind] += process.system_s - system_0
+        return CpuSpent(dict(spent), dict(system), idle, stolen, total)

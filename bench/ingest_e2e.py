@@ -50,7 +50,7 @@ import redis
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from bench.cpu_window import CpuWindow
+from bench.cpu_window import CpuSpent, CpuWindow
 from bench.harness import print_header, print_ratio, services_env
 from bench.sample_text import paragraphs
 from graphrag.db.engine import make_engine, make_session_factory, session_scope
@@ -113,10 +113,7 @@ class RoundResult:
     retries: int
     stats: dict[str, Any]
     stats_at_s: float  # when the stats were read, from the first upload
-    cpu_s: dict[str, float]  # CPU seconds by process kind inside the wall
-    idle_s: float  # idle core-seconds of the machine inside the wall
-    stolen_s: float  # core-seconds the hypervisor gave to others inside the wall
-    cores_s: float  # all core-seconds inside the wall (cores x wall)
+    cpu: CpuSpent  # CPU seconds by process kind inside the wall, and the machine's
 
 
 def _args() -> Config:
@@ -330,7 +327,7 @@ class Bench:
                 accepted = _upload(self.api, kb_id, self.cfg, docs)
                 _wait_all(self.sessions, kb_id, accepted, self.cfg.timeout_s)
                 wall = time.monotonic() - started
-                cpu, (idle, stolen, cores) = window.stop()
+                cpu = window.stop()
             finally:
                 graph.stop()
         finally:
@@ -349,9 +346,6 @@ class Bench:
             stats,
             stats_at,
             cpu,
-            idle,
-            stolen,
-            cores,
         )
 
     def cleanup(self) -> None:
@@ -393,14 +387,15 @@ def _report(cfg: Config, r: RoundResult) -> None:
         f"lead={lead:.2f}s tail={tail:.2f}s"
     )
     print_ratio(f"ingest_e2e_s{r.slots}", "llm_span", "llm_floor", s["span_s"] / floor, span)
+    c = r.cpu
     by_kind = " ".join(
-        f"{kind}={cpu:.1f}s"
-        for kind, cpu in sorted(r.cpu_s.items(), key=lambda kv: -kv[1])
-        if cpu >= 0.05
+        f"{kind}={spent:.1f}s(sys {c.system_by_kind.get(kind, 0.0):.1f})"
+        for kind, spent in sorted(c.by_kind.items(), key=lambda kv: -kv[1])
+        if spent >= 0.05
     )
-    busy = r.cores_s - r.idle_s - r.stolen_s
-    cpu = f"busy={busy:.1f} stolen={r.stolen_s:.1f} of {r.cores_s:.1f} core-s; {by_kind}"
-    print_ratio(f"ingest_e2e_s{r.slots}", "cpu_busy", "cpu_available", busy / r.cores_s, cpu)
+    busy = c.cores_s - c.idle_s - c.stolen_s
+    cpu = f"busy={busy:.1f} stolen={c.stolen_s:.1f} of {c.cores_s:.1f} core-s; {by_kind}"
+    print_ratio(f"ingest_e2e_s{r.slots}", "cpu_busy", "cpu_available", busy / c.cores_s, cpu)
 
 
 def main() -> None:

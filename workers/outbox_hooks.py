@@ -4,6 +4,8 @@ Each process that runs tasks (every prefork child, or the worker itself with a t
 runs one relay loop, started after the fork so no thread or connection crosses it. Task signals
 keep the rows honest: a start renews the row's lease, a retry puts it back to waiting, the end
 settles it (success) or makes it due again (an unexpected error), and frees its slot at once.
+A graph chunk task keeps its own row in the transactions it runs anyway (`ingest.
+chunk_extraction`): its start and its success cost no transaction here.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 
 _settings = app.conf.graphrag_settings
 _OUTBOX_TASKS = frozenset(TaskName)
+_KEEPS_OWN_ROW = frozenset({TaskName.EXTRACT_CHUNK})
 _lock = threading.Lock()
 _relays: dict[int, tuple[sessionmaker[Session], RelayLoop]] = {}
 
@@ -61,7 +64,7 @@ def _start_in_worker(sender: Any, **_: Any) -> None:
 
 @signals.task_prerun.connect
 def _on_start(task: Task, args: tuple[Any, ...], **_: Any) -> None:
-    if task.name in _OUTBOX_TASKS:
+    if task.name in _OUTBOX_TASKS and task.name not in _KEEPS_OWN_ROW:
         _record(task.name, args, record_start)
 
 
@@ -70,7 +73,8 @@ def _on_end(task: Task, args: tuple[Any, ...], state: str, retval: Any, **_: Any
     if task.name not in _OUTBOX_TASKS:
         return
     if state == states.SUCCESS:
-        _record(task.name, args, settle)
+        if task.name not in _KEEPS_OWN_ROW:
+            _record(task.name, args, settle)
     elif state == states.RETRY:
         _record(task.name, args, record_retry)
     elif state == states.FAILURE:

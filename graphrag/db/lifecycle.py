@@ -7,15 +7,15 @@ A transition names the attempt it belongs to, so the work of a superseded attemp
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from sqlalchemy import case, func, literal, select, update
+from sqlalchemy import Integer, bindparam, case, func, literal, select, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
+from graphrag.db.accounting import COST_INCREMENTS, ChunkCost, cost_params
 from graphrag.db.enums import GraphStatus, KnowledgeBaseStatus, ParseStatus, Stage, StageStatus
-from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
+from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
 
 __all__ = [
     "finish_chunk_subtask",
@@ -38,33 +38,44 @@ def lock_current(
     return doc
 
 
+_KNOWLEDGE, _CHUNK = core_table(Knowledge), core_table(Chunk)
+_K, _C, _B = _KNOWLEDGE.c, _CHUNK.c, core_table(KnowledgeBase).c
+
+# Statements of the graph task's hot path, built once with bound parameters (see
+# `db.accounting`): the base, then the document, key-share locked while the attempt is live.
+_HOLD_BASE = (
+    select(_B.id)
+    .where(_B.id == bindparam("p_kb"), _B.status == KnowledgeBaseStatus.ACTIVE)
+    .with_for_update(read=True, key_share=True)
+)
+_HOLD_DOCUMENT = (
+    select(_K.id)
+    .where(
+        _K.id == bindparam("p_id"),
+        _K.kb_id == bindparam("p_kb"),
+        _K.attempt == bindparam("p_attempt"),
+        _K.parse_status == ParseStatus.FINALIZING,
+    )
+    .with_for_update(read=True, key_share=True)
+)
+
+
 def hold_live(session: Session, kb_id: uuid.UUID, knowledge_id: uuid.UUID, attempt: int) -> bool:
-    """Share-lock the document and its base (`kb_id`, the document's) while `attempt` is still
-    being extracted into the graph; False when the attempt is no longer live (re-parsed,
+    """Key-share-lock the document and its base (`kb_id`, the document's) while `attempt` is
+    still being extracted into the graph; False when the attempt is no longer live (re-parsed,
     cancelled, deleted).
 
-    Held across a graph write, the lock fences it: marking the document or its base deleted, or
-    starting a new attempt, waits for the write to commit, and the purge that follows removes it.
-    The base is locked first, in the order a base deletion takes them, so the two never deadlock.
+    Held across a graph write, the lock fences it: every change that ends the attempt (a
+    delete, a re-parse, a cancel, the base's deletion or graph switch) first locks the row
+    `FOR UPDATE`, so it waits for the write to commit, and the purge that follows removes it.
+    A key-share lock lets the sibling chunks' settlements update the document meanwhile (a
+    share lock would make two settling siblings wait on each other). The base is locked first,
+    in the order a base deletion takes them, so the two never deadlock.
     """
-    kb = session.execute(
-        select(KnowledgeBase.id)
-        .where(KnowledgeBase.id == kb_id, KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE)
-        .with_for_update(read=True)
-    ).scalar_one_or_none()
-    if kb is None:
+    if session.execute(_HOLD_BASE, {"p_kb": kb_id}).scalar_one_or_none() is None:
         return False
-    doc = session.execute(
-        select(Knowledge.id)
-        .where(
-            Knowledge.id == knowledge_id,
-            Knowledge.kb_id == kb_id,
-            Knowledge.attempt == attempt,
-            Knowledge.parse_status == ParseStatus.FINALIZING,
-        )
-        .with_for_update(read=True)
-    ).scalar_one_or_none()
-    return doc is not None
+    params = {"p_id": knowledge_id, "p_kb": kb_id, "p_attempt": attempt}
+    return session.execute(_HOLD_DOCUMENT, params).scalar_one_or_none() is not None
 
 
 def set_stage(
@@ -109,6 +120,41 @@ def mark_failed(session: Session, knowledge_id: uuid.UUID, attempt: int, reason:
     return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of an UPDATE
 
 
+_SETTLE_CHUNK = (
+    update(_CHUNK)
+    .where(
+        _C.id == bindparam("p_chunk"),
+        _C.knowledge_id == bindparam("p_id"),
+        _C.attempt == bindparam("p_attempt"),
+        _C.graph_status == GraphStatus.PENDING,
+    )
+    .values(
+        graph_status=bindparam("p_outcome", type_=_C.graph_status.type),
+        graph_error=bindparam("p_error", type_=_C.graph_error.type),
+        entity_keys=bindparam("p_keys", type_=_C.entity_keys.type),
+    )
+)
+_remaining = func.greatest(_K.pending_subtasks_count - 1, 0)
+_RELEASE_SUBTASK = (
+    update(_KNOWLEDGE)
+    .where(_K.id == bindparam("p_id"), _K.attempt == bindparam("p_attempt"))
+    .values(
+        pending_subtasks_count=_remaining,
+        failed_chunk_count=_K.failed_chunk_count + bindparam("p_failed", type_=Integer),
+        parse_status=case(
+            (
+                (_K.parse_status == ParseStatus.FINALIZING) & (_remaining == 0),
+                ParseStatus.COMPLETED,
+            ),
+            else_=_K.parse_status,
+        ),
+        status_changed_at=func.now(),
+        **COST_INCREMENTS,
+    )
+    .returning(_K.parse_status)
+)
+
+
 def finish_chunk_subtask(
     session: Session,
     knowledge_id: uuid.UUID,
@@ -116,7 +162,7 @@ def finish_chunk_subtask(
     chunk_id: uuid.UUID,
     outcome: GraphStatus,
     error: str | None = None,
-    also: Mapping[str, Any] | None = None,
+    cost: ChunkCost | None = None,
     entity_keys: Sequence[str] = (),
 ) -> ParseStatus | None:
     """Settle one chunk's graph work for good and release the document's counter exactly once;
@@ -124,41 +170,27 @@ def finish_chunk_subtask(
 
     The chunk's own status is the guard: only the first settlement of a `pending` chunk counts,
     so a task delivered twice decrements once. The decrement is clamped at zero, and the
-    settlement that brings the counter to zero promotes the document to `completed`. `also`
-    holds more column values for the same UPDATE of the document (what the task cost);
-    `entity_keys`, the keys the chunk's graph named, go into the chunk's own UPDATE (a chunk row
-    holds a vector: one row version a settlement, not two).
+    settlement that brings the counter to zero promotes the document to `completed`. `cost`,
+    what the task spent, is added by the same UPDATE of the document; `entity_keys`, the keys
+    the chunk's graph named, go into the chunk's own UPDATE (a chunk row holds a vector: one
+    row version a settlement, not two).
     """
-    settled = session.execute(
-        update(Chunk)
-        .where(
-            Chunk.id == chunk_id,
-            Chunk.knowledge_id == knowledge_id,
-            Chunk.attempt == attempt,
-            Chunk.graph_status == GraphStatus.PENDING,
-        )
-        .values(graph_status=outcome, graph_error=error, entity_keys=list(entity_keys))
-    )
+    chunk = {
+        "p_chunk": chunk_id,
+        "p_id": knowledge_id,
+        "p_attempt": attempt,
+        "p_outcome": outcome,
+        "p_error": error,
+        "p_keys": list(entity_keys),
+    }
+    settled = session.execute(_SETTLE_CHUNK, chunk)
     if not settled.rowcount:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         return None
-    failed = 1 if outcome is GraphStatus.FAILED else 0
-    remaining = func.greatest(Knowledge.pending_subtasks_count - 1, 0)
-    status = session.execute(
-        update(Knowledge)
-        .where(Knowledge.id == knowledge_id, Knowledge.attempt == attempt)
-        .values(
-            pending_subtasks_count=remaining,
-            failed_chunk_count=Knowledge.failed_chunk_count + failed,
-            parse_status=case(
-                (
-                    (Knowledge.parse_status == ParseStatus.FINALIZING) & (remaining == 0),
-                    ParseStatus.COMPLETED,
-                ),
-                else_=Knowledge.parse_status,
-            ),
-            status_changed_at=func.now(),
-            **(also or {}),
-        )
-        .returning(Knowledge.parse_status)
-    ).scalar_one_or_none()
+    release = {
+        "p_id": knowledge_id,
+        "p_attempt": attempt,
+        "p_failed": 1 if outcome is GraphStatus.FAILED else 0,
+        **cost_params(cost or ChunkCost()),
+    }
+    status = session.execute(_RELEASE_SUBTASK, release).scalar_one_or_none()
     return None if status is None else ParseStatus(status)

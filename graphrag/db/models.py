@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
@@ -19,6 +19,7 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
+    Table,
     Text,
     UniqueConstraint,
     func,
@@ -52,6 +53,7 @@ __all__ = [
     "OutboxTask",
     "RecallMemory",
     "Tenant",
+    "core_table",
 ]
 
 # The vector width and text-search configuration are part of the schema, fixed by the first
@@ -358,3 +360,9 @@ class RecallMemory(Base):
     content: Mapped[str] = mapped_column(Text, default="")
     tool_data: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = _created()
+
+
+def core_table(model: type[Base]) -> Table:
+    """The table behind a model, for statements built once and run without the ORM's per-call
+    work (the hot paths of the workers)."""
+    return cast("Table", model.__table__)

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from pydantic import BaseModel
-from sqlalchemy import ColumnElement, and_, delete, func, select, text, update
+from sqlalchemy import and_, bindparam, delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from graphrag.db.enums import OutboxLane, OutboxStatus
-from graphrag.db.models import OutboxTask
+from graphrag.db.models import OutboxTask, core_table
 
 __all__ = [
     "OutboxBacklog",
@@ -142,45 +142,51 @@ def enqueue(session: Session, *requests: TaskRequest, rearm: bool = False) -> No
     session.execute(stmt, rows)
 
 
-def _live(name: str, args: Sequence[object]) -> ColumnElement[bool]:
-    return and_(
-        OutboxTask.dedup_key == task_key(name, args),
-        OutboxTask.status.in_(OutboxStatus.live()),
+_OUTBOX = core_table(OutboxTask)
+_O = _OUTBOX.c
+# A task's live row, by its work's identity; the statements below are built once (a worker runs
+# them for every task) with the key as a bound parameter.
+_LIVE_ROW = and_(_O.dedup_key == bindparam("p_key"), _O.status.in_(OutboxStatus.live()))
+_RECORD_START = (
+    update(_OUTBOX).where(_LIVE_ROW).values(status=OutboxStatus.SENT, started_at=func.now())
+)
+_RECORD_RETRY = update(_OUTBOX).where(_LIVE_ROW).values(sent_at=func.now())
+_RECORD_FAILURE = (
+    update(_OUTBOX)
+    .where(_LIVE_ROW)
+    .values(
+        status=OutboxStatus.PENDING,
+        resends=_O.resends + 1,
+        last_error=bindparam("p_error", type_=_O.last_error.type),
+        started_at=None,
     )
+)
+_SETTLE = delete(_OUTBOX).where(_LIVE_ROW)
+
+
+def _key(name: str, args: Sequence[object]) -> dict[str, str]:
+    return {"p_key": task_key(name, args)}
 
 
 def record_start(session: Session, name: str, args: Sequence[object]) -> None:
     """A task began: its lease runs from now (a long queue wait is not a lost task)."""
-    session.execute(
-        update(OutboxTask)
-        .where(_live(name, args))
-        .values(status=OutboxStatus.SENT, started_at=func.now())
-    )
+    session.execute(_RECORD_START, _key(name, args))
 
 
 def record_retry(session: Session, name: str, args: Sequence[object]) -> None:
     """A task scheduled its own retry: Celery still owns it, so it keeps its start time and is
     never re-sent as a lost message (only its visibility timeout can send it again)."""
-    session.execute(update(OutboxTask).where(_live(name, args)).values(sent_at=func.now()))
+    session.execute(_RECORD_RETRY, _key(name, args))
 
 
 def record_failure(session: Session, name: str, args: Sequence[object], error: str) -> None:
     """A task ended with an unexpected error: send it again, counting it against the cap."""
-    session.execute(
-        update(OutboxTask)
-        .where(_live(name, args))
-        .values(
-            status=OutboxStatus.PENDING,
-            resends=OutboxTask.resends + 1,
-            last_error=error,
-            started_at=None,
-        )
-    )
+    session.execute(_RECORD_FAILURE, {**_key(name, args), "p_error": error})
 
 
 def settle(session: Session, name: str, args: Sequence[object]) -> bool:
     """A task ended for good: its row goes. False when there was none (sent outside the outbox)."""
-    result = session.execute(delete(OutboxTask).where(_live(name, args)))
+    result = session.execute(_SETTLE, _key(name, args))
     return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of a DELETE
 
 

@@ -2,6 +2,9 @@
 
 A chunk settles exactly once (done or failed) and releases its document's counter; an answer
 the model gave in prose, or empty, is a chunk with no graph, not a failure and not a retry.
+The task keeps its own outbox row: the read that starts it renews the row's lease, and the
+transaction that ends it (settled, or stale) deletes the row, so a task costs two
+transactions around its LLM call, not five.
 """
 
 from __future__ import annotations
@@ -13,14 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from sqlalchemy import select, update
+from sqlalchemy import Integer, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from graphrag.db.accounting import ChunkCost, add_cost, cost_values
+from graphrag.db.accounting import ChunkCost, add_cost
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
 from graphrag.db.lifecycle import finish_chunk_subtask, hold_live
-from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
+from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
+from graphrag.db.outbox import extract_chunk, record_start, settle
 from graphrag.errors import (
     EmbeddingError,
     GraphDataError,
@@ -78,32 +82,59 @@ class _Work:
     config: ExtractConfig
 
 
-def _load(
-    session: Session, knowledge_id: uuid.UUID, attempt: int, chunk_id: uuid.UUID
-) -> _Work | None:
-    # The few columns the task reads, in one query: loading the three rows as objects (the
-    # chunk's vector among them) was a large share of a task's CPU in the graph worker.
-    row = session.execute(
-        select(
-            Knowledge.kb_id,
-            Knowledge.attempt,
-            Knowledge.parse_status,
-            Chunk.attempt,
-            Chunk.graph_status,
-            Chunk.content,
-            KnowledgeBase.extract_config,
-        )
-        .select_from(Chunk)
-        .join(Knowledge, Knowledge.id == Chunk.knowledge_id)
-        .join(KnowledgeBase, KnowledgeBase.id == Knowledge.kb_id)
-        .where(Chunk.id == chunk_id, Chunk.knowledge_id == knowledge_id)
-    ).one_or_none()
+@dataclass(frozen=True)
+class _Key:
+    knowledge_id: uuid.UUID
+    attempt: int
+    chunk_id: uuid.UUID
+
+    def start_task(self, session: Session) -> None:
+        """Renew the lease of the task's outbox row: its work runs from now."""
+        request = extract_chunk(self.knowledge_id, self.attempt, self.chunk_id)
+        record_start(session, request.name, request.args)
+
+    def end_task(self, session: Session) -> None:
+        """Delete the task's outbox row: its work has ended for good."""
+        request = extract_chunk(self.knowledge_id, self.attempt, self.chunk_id)
+        settle(session, request.name, request.args)
+
+
+_K, _C, _B = (core_table(model).c for model in (Knowledge, Chunk, KnowledgeBase))
+# The few columns the task reads, in one query built once: loading the three rows as objects
+# (the chunk's vector among them) was a large share of a task's CPU in the graph worker.
+_LOAD = (
+    select(
+        _K.kb_id,
+        _K.attempt,
+        _K.parse_status,
+        _C.attempt,
+        _C.graph_status,
+        _C.content,
+        _B.extract_config,
+    )
+    .select_from(core_table(Chunk))
+    .join(core_table(Knowledge), _K.id == _C.knowledge_id)
+    .join(core_table(KnowledgeBase), _B.id == _K.kb_id)
+    .where(_C.id == bindparam("p_chunk"), _C.knowledge_id == bindparam("p_id"))
+)
+_SET_COUNTS = (
+    update(core_table(Knowledge))
+    .where(_K.id == bindparam("p_id"), _K.attempt == bindparam("p_attempt"))
+    .values(
+        entity_count=bindparam("p_nodes", type_=Integer),
+        relation_count=bindparam("p_relations", type_=Integer),
+    )
+)
+
+
+def _load(session: Session, key: _Key) -> _Work | None:
+    row = session.execute(_LOAD, {"p_chunk": key.chunk_id, "p_id": key.knowledge_id}).one_or_none()
     if row is None:
         return None
     kb_id, doc_attempt, parse_status, chunk_attempt, graph_status, content, config = row
     if (
-        doc_attempt != attempt
-        or chunk_attempt != attempt
+        doc_attempt != key.attempt
+        or chunk_attempt != key.attempt
         or parse_status != ParseStatus.FINALIZING
         or graph_status != GraphStatus.PENDING
     ):
@@ -148,13 +179,6 @@ def _write_name_vectors(ctx: GraphContext, kb_id: uuid.UUID, missing: list[str])
         log.warning("name vectors not written for base %s: %s", kb_id, exc.message)
 
 
-@dataclass(frozen=True)
-class _Key:
-    knowledge_id: uuid.UUID
-    attempt: int
-    chunk_id: uuid.UUID
-
-
 def extract_chunk_graph(
     ctx: GraphContext,
     knowledge_id: uuid.UUID,
@@ -170,11 +194,15 @@ def extract_chunk_graph(
     the note of its retry.
     """
     spend = _Spend(time.monotonic())
+    key = _Key(knowledge_id, attempt, chunk_id)
     with session_scope(ctx.sessions) as session:
-        work = _load(session, knowledge_id, attempt, chunk_id)
+        work = _load(session, key)
+        if work is None:
+            key.end_task(session)
+        else:
+            key.start_task(session)
     if work is None:
         return ChunkOutcome.STALE
-    key = _Key(knowledge_id, attempt, chunk_id)
     try:
         return _run(ctx, work, key, spend, final_try)
     except BaseException:
@@ -188,12 +216,8 @@ def extract_chunk_graph(
 def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bool) -> ChunkOutcome:
     try:
         graph = _extract(ctx, work, spend)
-        missing = _write_fenced(ctx, work, key, graph)
-        if missing is None:
-            _count_unsettled(ctx, key, spend)
+        if not _write_and_settle(ctx, work, key, graph, spend):
             return ChunkOutcome.STALE
-        _write_name_vectors(ctx, work.kb_id, missing)
-        _settle(ctx, key, GraphStatus.DONE, None, spend, graph.entity_keys())
     except RETRYABLE as exc:
         if not final_try:
             _count_unsettled(ctx, key, spend, retry=True)
@@ -211,23 +235,35 @@ def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bo
 def _count_unsettled(ctx: GraphContext, key: _Key, spend: _Spend, *, retry: bool = False) -> None:
     """Count what a task that settles nothing spent: with `retry`, a try that will be made
     again (one retry, its seconds and its call if answered); else only the answered call of a
-    task whose document went away or that broke."""
+    task that broke."""
     with session_scope(ctx.sessions) as session:
         add_cost(session, key.knowledge_id, key.attempt, spend.cost(timed=retry), retry=retry)
     spend.reply = None
 
 
-def _write_fenced(ctx: GraphContext, work: _Work, key: _Key, graph: GraphData) -> list[str] | None:
-    """Write the chunk's graph only while its attempt is live, holding that fact until the write
-    commits; the base keys it named that lack a name vector (None: the document went away
-    during the extraction, nothing written). Name vectors are written after the fence: they
-    only ever set a property of base nodes that exist, so they need none."""
+def _write_and_settle(
+    ctx: GraphContext, work: _Work, key: _Key, graph: GraphData, spend: _Spend
+) -> bool:
+    """Write the chunk's graph and settle the chunk in one transaction, only while its attempt
+    is live: the key-share locks `hold_live` takes fence the write (a delete or re-parse waits
+    for the commit, and its purge removes what was written) without holding up the sibling
+    chunks' settlements. False: the document went away during the extraction; nothing is
+    written, the answered call alone is counted and the task's row goes."""
     with session_scope(ctx.sessions) as session:
         if not hold_live(session, work.kb_id, key.knowledge_id, key.attempt):
-            return None
-        if graph.is_empty:
-            return []
-        return ctx.graph.write_chunk_graph(work.kb_id, key.knowledge_id, key.chunk_id, graph)
+            add_cost(session, key.knowledge_id, key.attempt, spend.cost(timed=False))
+            key.end_task(session)
+            live = False
+        else:
+            if not graph.is_empty:
+                missing = ctx.graph.write_chunk_graph(
+                    work.kb_id, key.knowledge_id, key.chunk_id, graph
+                )
+                _write_name_vectors(ctx, work.kb_id, missing)
+            _settle_in(ctx, session, key, GraphStatus.DONE, None, spend, graph.entity_keys())
+            live = True
+    spend.reply = None
+    return live
 
 
 def fail_chunk(
@@ -239,33 +275,43 @@ def fail_chunk(
 
 
 def _settle(
+    ctx: GraphContext, key: _Key, outcome: GraphStatus, error: str | None, spend: _Spend
+) -> None:
+    """Settle the chunk without a graph (failed) in a transaction of its own."""
+    with session_scope(ctx.sessions) as session:
+        _settle_in(ctx, session, key, outcome, error, spend)
+    spend.reply = None
+
+
+def _settle_in(
     ctx: GraphContext,
+    session: Session,
     key: _Key,
     outcome: GraphStatus,
     error: str | None,
     spend: _Spend,
     entity_keys: Sequence[str] = (),
 ) -> None:
-    """Settle the chunk (with the entity keys its graph named) and count what its task cost, in
-    one transaction; the settlement that completes the document counts its graph."""
+    """Settle the chunk (with the entity keys its graph named), count what its task cost and
+    delete the task's row, in the caller's transaction; the settlement that completes the
+    document counts its graph."""
     cost = spend.cost()
-    with session_scope(ctx.sessions) as session:
-        status = finish_chunk_subtask(
-            session,
-            key.knowledge_id,
-            key.attempt,
-            key.chunk_id,
-            outcome,
-            error,
-            also=cost_values(cost),
-            entity_keys=entity_keys,
-        )
-        if status is None and cost.llm_calls:
-            # Settled before (a task delivered twice): only its LLM call still counts.
-            add_cost(session, key.knowledge_id, key.attempt, replace(cost, seconds=0.0))
-        elif status is ParseStatus.COMPLETED:
-            _count_graph(ctx, session, key, strict=outcome is GraphStatus.DONE)
-    spend.reply = None
+    status = finish_chunk_subtask(
+        session,
+        key.knowledge_id,
+        key.attempt,
+        key.chunk_id,
+        outcome,
+        error,
+        cost=cost,
+        entity_keys=entity_keys,
+    )
+    if status is None and cost.llm_calls:
+        # Settled before (a task delivered twice): only its LLM call still counts.
+        add_cost(session, key.knowledge_id, key.attempt, replace(cost, seconds=0.0))
+    elif status is ParseStatus.COMPLETED:
+        _count_graph(ctx, session, key, strict=outcome is GraphStatus.DONE)
+    key.end_task(session)
 
 
 def _count_graph(ctx: GraphContext, session: Session, key: _Key, *, strict: bool) -> None:
@@ -280,8 +326,6 @@ def _count_graph(ctx: GraphContext, session: Session, key: _Key, *, strict: bool
             raise
         log.warning("graph totals of %s not counted: %s", key.knowledge_id, exc.message)
         return
-    session.execute(
-        update(Knowledge)
-        .where(Knowledge.id == key.knowledge_id, Knowledge.attempt == key.attempt)
-        .values(entity_count=counts.nodes, relation_count=counts.relations)
-    )
+    params = {"p_id": key.knowledge_id, "p_attempt": key.attempt}
+    params |= {"p_nodes": counts.nodes, "p_relations": counts.relations}
+    session.execute(_SET_COUNTS, params)
