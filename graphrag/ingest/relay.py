@@ -1,7 +1,8 @@
 """The outbox relay: one pass sends due task rows to the broker and watches the ones in flight.
 
 A pass (one at a time across the cluster, under an advisory lock; a pass woken by a kick, when
-a task settled or a request wrote rows, is a sending pass and does only 2 and 4):
+a task settled or a request wrote rows, is a sending pass and does only 4: the next full pass,
+within `relay_interval_s`, does the rest):
 1. rows sent whose task has not settled within `visibility_timeout_s` (counted from the send, or
    from the task's last start) are due again: their message or their worker was lost. A row
    whose task had started counts one resend;
@@ -20,13 +21,13 @@ import logging
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import Select, case, func, select, update
+from sqlalchemy import Select, bindparam, case, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, OutboxLane, OutboxStatus
 from graphrag.db.lifecycle import finish_chunk_subtask, mark_failed
-from graphrag.db.models import OutboxTask
+from graphrag.db.models import OutboxTask, core_table
 from graphrag.db.outbox import TaskName
 from graphrag.errors import BrokerUnavailableError
 from graphrag.settings import OutboxSettings
@@ -39,6 +40,8 @@ log = logging.getLogger(__name__)
 # Any constant shared by every relay: pg_try_advisory_xact_lock lets one pass run at a time,
 # so two relays never both fill the same in-flight room.
 _RELAY_LOCK = 0x6F7574626F78
+
+_TRY_LOCK = select(func.pg_try_advisory_xact_lock(_RELAY_LOCK))
 
 _LOST = "no settlement within the visibility timeout"
 
@@ -63,7 +66,7 @@ def relay_once(
     """Run one relay pass; never raises for a broker that is down. `sweep` False: a sending
     pass, which leaves the visibility timeouts and the giving up to the next full one."""
     with session_scope(sessions) as session:
-        locked = session.execute(select(func.pg_try_advisory_xact_lock(_RELAY_LOCK))).scalar()
+        locked = session.execute(_TRY_LOCK).scalar()
         if not locked:
             return RelayReport(ran=False)
         report = _pass(session, sender, settings, sweep)
@@ -82,7 +85,7 @@ def _pass(
         epoch: str | None = sender.broker_epoch()
     except BrokerUnavailableError as exc:
         epoch, report.broker_error = None, exc.message
-    if epoch is not None:
+    if sweep and epoch is not None:
         report.rearmed = _rearm_lost(session, epoch)
     if sweep:
         report.given_up = _give_up(session, settings)
@@ -156,56 +159,83 @@ def _fail_work(session: Session, row: OutboxTask, reason: str) -> None:
     log.error("outbox row %d given up: %s", row.id, reason)
 
 
+_OUTBOX = core_table(OutboxTask)
+_O = _OUTBOX.c
+_COLUMNS = (_O.id, _O.task_name, _O.args)
+# The sending pass's statements, built once with bound parameters: a cluster runs several passes a
+# second while it ingests, and building them on each pass cost more CPU than running them.
+_IN_FLIGHT = (
+    select(_O.lane, func.count())
+    .where(_O.lane.in_([OutboxLane.PARSE, OutboxLane.GRAPH]), _O.status == OutboxStatus.SENT)
+    .group_by(_O.lane)
+)
+
+
+def _due(lane: OutboxLane) -> Select[int, str, list[Any]]:
+    return select(*_COLUMNS).where(
+        _O.lane == lane,
+        _O.status == OutboxStatus.PENDING,
+        _O.resends <= bindparam("p_max_resends"),
+    )
+
+
+_DUE_DIRECT = _due(OutboxLane.DIRECT).order_by(_O.id).limit(bindparam("p_limit"))
+_DUE_PARSE = _due(OutboxLane.PARSE).order_by(_O.id).limit(bindparam("p_limit"))
+# Round-robin: each document's n-th due row comes before any document's (n+1)-th.
+_turn = func.row_number().over(partition_by=_O.knowledge_id, order_by=_O.id).label("turn")
+_ranked = (
+    select(*_COLUMNS, _turn)
+    .where(
+        _O.lane == OutboxLane.GRAPH,
+        _O.status == OutboxStatus.PENDING,
+        _O.resends <= bindparam("p_max_resends"),
+    )
+    .subquery()
+)
+_DUE_GRAPH = (
+    select(_ranked.c.id, _ranked.c.task_name, _ranked.c.args)
+    .order_by(_ranked.c.turn, _ranked.c.id)
+    .limit(bindparam("p_limit"))
+)
+_MARK_SENT = (
+    update(_OUTBOX)
+    .where(_O.id.in_(bindparam("p_ids", expanding=True)), _O.status == OutboxStatus.PENDING)
+    .values(
+        status=OutboxStatus.SENT,
+        broker_epoch=bindparam("p_epoch", type_=_O.broker_epoch.type),
+        sends=_O.sends + 1,
+        sent_at=func.now(),
+        started_at=None,
+    )
+)
+
+
 def _rooms(session: Session, settings: OutboxSettings) -> dict[OutboxLane, int]:
     """How many more rows the gated lanes may send now (their cap less the rows in flight)."""
     caps = {OutboxLane.PARSE: settings.parse_in_flight, OutboxLane.GRAPH: settings.graph_in_flight}
-    counted = session.execute(
-        select(OutboxTask.lane, func.count())
-        .where(OutboxTask.lane.in_(list(caps)), OutboxTask.status == OutboxStatus.SENT)
-        .group_by(OutboxTask.lane)
-    )
-    in_flight = {lane: int(count) for lane, count in counted}
+    in_flight = {lane: int(count) for lane, count in session.execute(_IN_FLIGHT)}
     return {lane: max(cap - in_flight.get(lane, 0), 0) for lane, cap in caps.items()}
-
-
-def _due(lane: OutboxLane, settings: OutboxSettings) -> list[Any]:
-    return [
-        OutboxTask.lane == lane,
-        OutboxTask.status == OutboxStatus.PENDING,
-        OutboxTask.resends <= settings.max_resends,
-    ]
 
 
 _Due = tuple[int, str, list[Any]]
 
 
-def _fetch(session: Session, query: Select[int, str, list[Any]]) -> list[_Due]:
-    return [(row_id, name, args) for row_id, name, args in session.execute(query)]
+def _fetch(
+    session: Session, query: Select[int, str, list[Any]], limit: int, max_resends: int
+) -> list[_Due]:
+    params = {"p_limit": limit, "p_max_resends": max_resends}
+    return [(row_id, name, args) for row_id, name, args in session.execute(query, params)]
 
 
 def pick_due(session: Session, settings: OutboxSettings) -> list[_Due]:
     """The rows to send now, as (id, task name, args), in sending order."""
-    picked: list[_Due] = []
-    columns = (OutboxTask.id, OutboxTask.task_name, OutboxTask.args)
-    direct = select(*columns).where(*_due(OutboxLane.DIRECT, settings)).order_by(OutboxTask.id)
-    picked += _fetch(session, direct.limit(settings.batch_size))
+    cap = settings.max_resends
+    picked = _fetch(session, _DUE_DIRECT, settings.batch_size, cap)
     rooms = _rooms(session, settings)
-    parse_room = rooms[OutboxLane.PARSE]
-    if parse_room:
-        parse = select(*columns).where(*_due(OutboxLane.PARSE, settings)).order_by(OutboxTask.id)
-        picked += _fetch(session, parse.limit(parse_room))
-    graph_room = rooms[OutboxLane.GRAPH]
-    if graph_room:
-        # Round-robin: each document's n-th due row comes before any document's (n+1)-th.
-        turn = func.row_number().over(partition_by=OutboxTask.knowledge_id, order_by=OutboxTask.id)
-        due = select(*columns, turn.label("turn")).where(*_due(OutboxLane.GRAPH, settings))
-        ranked = due.subquery()
-        fair = (
-            select(ranked.c.id, ranked.c.task_name, ranked.c.args)
-            .order_by(ranked.c.turn, ranked.c.id)
-            .limit(graph_room)
-        )
-        picked += _fetch(session, fair)
+    if rooms[OutboxLane.PARSE]:
+        picked += _fetch(session, _DUE_PARSE, rooms[OutboxLane.PARSE], cap)
+    if rooms[OutboxLane.GRAPH]:
+        picked += _fetch(session, _DUE_GRAPH, rooms[OutboxLane.GRAPH], cap)
     return picked
 
 
@@ -223,15 +253,5 @@ def _send(
             break
         sent.append(row_id)
     if sent:
-        session.execute(
-            update(OutboxTask)
-            .where(OutboxTask.id.in_(sent), OutboxTask.status == OutboxStatus.PENDING)
-            .values(
-                status=OutboxStatus.SENT,
-                broker_epoch=epoch,
-                sends=OutboxTask.sends + 1,
-                sent_at=func.now(),
-                started_at=None,
-            )
-        )
+        session.execute(_MARK_SENT, {"p_ids": sent, "p_epoch": epoch})
     return len(sent), error

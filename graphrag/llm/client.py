@@ -14,7 +14,7 @@ import httpx
 import openai
 from openai import OpenAI, Stream
 from openai.types.chat import ChatCompletionChunk
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphrag.errors import LlmRequestError, LlmUnavailableError
 from graphrag.llm.concurrency import LeaseSemaphore
@@ -115,6 +115,27 @@ class AgentMessage(BaseModel):
         return message
 
 
+class _CompletionMessage(BaseModel):
+    content: str | None = None
+
+
+class _CompletionChoice(BaseModel):
+    message: _CompletionMessage = Field(default_factory=_CompletionMessage)
+    finish_reason: str | None = None
+
+
+class _CompletionUsage(BaseModel):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class _Completion(BaseModel):
+    """What `complete` reads of a chat completion; anything else in the body is ignored."""
+
+    choices: list[_CompletionChoice] = Field(default_factory=list)
+    usage: _CompletionUsage | None = None
+
+
 def _fold_system(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Without a system role, the system text leads the first user turn."""
     system = "\n\n".join(m["content"] for m in wire if m["role"] == "system")
@@ -210,19 +231,22 @@ class LlmClient:
     ) -> LlmReply:
         """One non-streamed completion of at most `max_tokens` (default: `llm.max_tokens`);
         transport and server faults raise LlmUnavailableError."""
-        extra: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": self._wire(messages),
+            "temperature": self.settings.temperature,
+            "max_tokens": max_tokens or self.settings.max_tokens,
+            "chat_template_kwargs": {"enable_thinking": False},
+        }
         if response_format is not None and self.settings.json_schema:
-            extra["response_format"] = response_format
+            body["response_format"] = response_format
         with self._slot(), self._measured() as started:
             try:
-                completion = self._client.chat.completions.create(
-                    model=self.settings.model,
-                    messages=self._wire(messages),  # type: ignore[arg-type]  # plain role dicts
-                    temperature=self.settings.temperature,
-                    max_tokens=max_tokens or self.settings.max_tokens,
-                    extra_body=extra,
-                )
-            except _TRANSIENT as exc:
+                # The body as built, and the answer read as JSON: the SDK's request transform and
+                # response models cost more CPU than the rest of a graph task's call.
+                response = self._client.post("/chat/completions", body=body, cast_to=httpx.Response)
+                completion = _Completion.model_validate_json(response.content)
+            except (*_TRANSIENT, ValidationError) as exc:
                 raise LlmUnavailableError(
                     f"LLM call failed: {exc}", model=self.settings.model
                 ) from exc
@@ -239,8 +263,8 @@ class LlmClient:
         reply = LlmReply(
             choice.message.content or "",
             choice.finish_reason,
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
+            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
             seconds=seconds,
         )
         self._count_tokens(reply)
