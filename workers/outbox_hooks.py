@@ -4,8 +4,9 @@ Each process that runs tasks (every prefork child, or the worker itself with a t
 runs one relay loop, started after the fork so no thread or connection crosses it. Task signals
 keep the rows honest: a start renews the row's lease, a retry puts it back to waiting, the end
 settles it (success) or makes it due again (an unexpected error), and frees its slot at once.
-A graph chunk task keeps its own row in the transactions it runs anyway (`ingest.
-chunk_extraction`): its start and its success cost no transaction here.
+A graph chunk task and a document's processing keep their own rows in the transactions they
+run anyway (`ingest.chunk_extraction`, `ingest.processing`): their start and their success cost
+no transaction here.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 
 _settings = app.conf.graphrag_settings
 _OUTBOX_TASKS = frozenset(TaskName)
-_KEEPS_OWN_ROW = frozenset({TaskName.EXTRACT_CHUNK})
+_KEEPS_OWN_ROW = frozenset({TaskName.EXTRACT_CHUNK, TaskName.PROCESS_DOCUMENT})
 _lock = threading.Lock()
 _relays: dict[int, tuple[sessionmaker[Session], RelayLoop]] = {}
 

@@ -3,6 +3,8 @@
 Safe to run twice or concurrently for the same attempt: every write happens under the document's
 row lock after checking the attempt is current, chunk ids are derived from (document, attempt,
 seq), and the chunk rows of the document are replaced as a whole in one transaction.
+The task keeps its own outbox row: the claim renews its lease, and the transaction that ends
+the work (the write, a failure, or finding the attempt stale) deletes it.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select
+from sqlalchemy.orm import Session
 
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus, Stage, StageStatus
 from graphrag.db.lifecycle import lock_current, mark_failed, set_stage
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
-from graphrag.db.outbox import enqueue, extract_chunk
+from graphrag.db.outbox import enqueue, extract_chunk, record_start, settle
+from graphrag.db.outbox import process_document as process_request
 from graphrag.errors import InvalidInputError, ParseError
 from graphrag.ingest.captioning import build_captioner
 from graphrag.ingest.chunker import chunk_document
@@ -81,24 +85,52 @@ class _Job:
         self.indexing = IndexingStrategy.model_validate(kb.indexing)
 
 
+def _start_task(session: Session, knowledge_id: uuid.UUID, attempt: int) -> None:
+    request = process_request(knowledge_id, attempt)
+    record_start(session, request.name, request.args)
+
+
+def _end_task(session: Session, knowledge_id: uuid.UUID, attempt: int) -> None:
+    request = process_request(knowledge_id, attempt)
+    settle(session, request.name, request.args)
+
+
+def _end_task_alone(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> None:
+    """Delete the task's row when the work ends with nothing else to write (stale)."""
+    with session_scope(ctx.sessions) as session:
+        _end_task(session, knowledge_id, attempt)
+
+
 def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | None:
     """Take the attempt and count this run, committed before any work: a run that dies with its
-    worker leaves its count behind, and a document whose runs keep dying is failed here."""
+    worker leaves its count behind, and a document whose runs keep dying is failed here. The
+    task's row is renewed with the claim, or deleted when there is nothing to do."""
     with session_scope(ctx.sessions) as session:
-        doc = lock_current(session, knowledge_id, attempt, _CLAIMABLE)
-        if doc is None:
-            return None
-        kb = session.get(KnowledgeBase, doc.kb_id)
-        if kb is None:
-            return None
-        if fail_if_poisoned(session, doc, ctx.settings.ingest.max_deliveries):
-            return None
-        doc.parse_status = ParseStatus.PROCESSING
-        doc.status_changed_at = func.now()
-        # The parse stage starts with the claim: one transaction, not two.
-        parse = StageProgress(status=StageStatus.RUNNING)
-        doc.progress = {**doc.progress, Stage.PARSE: parse.stored()}
-        return _Job(doc, kb)
+        job = _take(ctx, session, knowledge_id, attempt)
+        if job is None:
+            _end_task(session, knowledge_id, attempt)
+        else:
+            _start_task(session, knowledge_id, attempt)
+        return job
+
+
+def _take(
+    ctx: IngestContext, session: Session, knowledge_id: uuid.UUID, attempt: int
+) -> _Job | None:
+    doc = lock_current(session, knowledge_id, attempt, _CLAIMABLE)
+    if doc is None:
+        return None
+    kb = session.get(KnowledgeBase, doc.kb_id)
+    if kb is None:
+        return None
+    if fail_if_poisoned(session, doc, ctx.settings.ingest.max_deliveries):
+        return None
+    doc.parse_status = ParseStatus.PROCESSING
+    doc.status_changed_at = func.now()
+    # The parse stage starts with the claim: one transaction, not two.
+    parse = StageProgress(status=StageStatus.RUNNING)
+    doc.progress = {**doc.progress, Stage.PARSE: parse.stored()}
+    return _Job(doc, kb)
 
 
 def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> ProcessOutcome:
@@ -110,14 +142,24 @@ def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) 
     if attempt > 1:
         # A re-parse: the previous attempt's graph goes first, before anything new is written.
         remove_document_graph(ctx, job.kb_id, job.knowledge_id, job.attempt)
+    outcome = _index(ctx, job)
+    if outcome is ProcessOutcome.STALE:
+        _end_task_alone(ctx, knowledge_id, attempt)
+    return outcome
+
+
+def _index(ctx: IngestContext, job: _Job) -> ProcessOutcome:
+    """Parse, chunk, embed and write; a failure or the write ends the task's row in its own
+    transaction, a stale outcome leaves that to the caller."""
     try:
         parsed = _parse(ctx, job)
     except _SupersededError:
         return ProcessOutcome.STALE
     except (ParseError, InvalidInputError) as exc:
         with session_scope(ctx.sessions) as session:
-            mark_failed(session, knowledge_id, attempt, exc.message)
-        log.info("document %s failed to parse: %s", knowledge_id, exc.message)
+            mark_failed(session, job.knowledge_id, job.attempt, exc.message)
+            _end_task(session, job.knowledge_id, job.attempt)
+        log.info("document %s failed to parse: %s", job.knowledge_id, exc.message)
         return ProcessOutcome.FAILED
     if parsed is None:
         return ProcessOutcome.STALE
@@ -247,6 +289,7 @@ def _write(
         doc = lock_current(session, job.knowledge_id, job.attempt, _CLAIMABLE)
         if doc is None:
             return None
+        _end_task(session, job.knowledge_id, job.attempt)
         cap = ctx.settings.ingest.graph_max_chunks
         graph_ids, over = _select_for_graph(rows, cap) if graph_on else ([], 0)
         session.execute(delete(Chunk).where(Chunk.knowledge_id == job.knowledge_id))
