@@ -272,6 +272,7 @@ class CelerySettings(_Section):
 class OutboxSettings(_Section):
     relay_interval_s: float
     kick_gap_s: float = Field(ge=0.0)
+    lock_retry_s: float = Field(gt=0.0)
     batch_size: int
     graph_in_flight: int
     parse_in_flight: int

@@ -4,7 +4,8 @@ sending one at once when kicked.
 The API kicks it right after a commit that wrote task rows (low latency, and the request never
 waits on the broker); a worker kicks it when a task settles (its in-flight slot is free again).
 Kicks that come while a pass runs, or within `kick_gap_s` after a sending pass, are served by
-one pass: a worker that settles many tasks a second does not run a pass for each.
+one pass: a worker that settles many tasks a second does not run a pass for each. A pass that
+finds another relay's pass under way tries again after `lock_retry_s`.
 """
 
 from __future__ import annotations
@@ -69,8 +70,13 @@ class RelayLoop:
                 # The database is the source of truth: without it there is nothing to relay yet.
                 log.warning("outbox relay pass failed: %s", exc)
                 continue
-            if report.more or not report.ran:
-                # More is due at once, or another relay held the lock: try again after the gap.
+            if not report.ran:
+                # Another relay held the lock: its pass may have read the due rows before this
+                # process committed its own, so try again shortly, not after the whole gap.
                 self._wake.set()
+                self._stopping.wait(self._settings.lock_retry_s)
+                continue
+            if report.more:
+                self._wake.set()  # a full batch went out: more is due at once
             if not sweep:
                 self._stopping.wait(self._settings.kick_gap_s)
