@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from celery import Celery
 from neo4j import Driver
 
 from graphrag.auth.models import Capability
@@ -52,6 +53,20 @@ HTTP_TIMEOUT_S = 30.0
 class _Stack:
     http: httpx.Client
     broker: OwnRedis
+    worker: WorkerProcess
+    celery: Celery
+
+    def revive_worker(self) -> None:
+        """Start the worker again if the broker's loss killed it, as a supervisor would:
+        Celery's consumer can die restoring unacknowledged messages to a broker already gone
+        (kombu's Redis channel, `'NoneType' object has no attribute 'hostname'`)."""
+        proc = self.worker.proc
+        if proc is not None and proc.poll() is not None:
+            log.warning(
+                "the worker died with the broker (exit %s); starting it again", proc.returncode
+            )
+            self.worker.kill()  # reaps it and closes its log
+            self.worker.start(self.celery)
 
 
 def _own_settings(settings: Settings, redis_url: str) -> Settings:
@@ -78,13 +93,14 @@ def stack(
     with own_database(services_env["DATABASE_URL"], moved, env) as (own, env, sessions):
         key = make_key(sessions, own, own.api.default_tenant, list(Capability)).key
         worker = WorkerProcess(env, data_dir() / "test-logs" / "worker-broker-loss.log")
-        worker.start(create_celery(own))
+        celery = create_celery(own)
+        worker.start(celery)
         try:
             with (
                 ThreadedServer(create_app(own)) as url,
                 httpx.Client(base_url=url, headers=bearer(key), timeout=HTTP_TIMEOUT_S) as http,
             ):
-                yield _Stack(http, broker)
+                yield _Stack(http, broker, worker, celery)
         finally:
             worker.stop()
             broker.stop()
@@ -131,6 +147,7 @@ def test_broker_lost_mid_run_every_document_completes_once(
     at_loss = _completed(http, kb["id"]) - 1
     time.sleep(DOWN_S)
     stack.broker.start()
+    stack.revive_worker()
     back = time.monotonic()
     docs = [wait_terminal(http, i, timeout_s=VISIBILITY_S + PROCESSING_BUDGET_S) for i in ids]
     recovery_s = time.monotonic() - back
