@@ -30,6 +30,7 @@ __all__ = [
     "close_memory_session",
     "delete_document",
     "delete_knowledge_base",
+    "end_own_task",
     "enqueue",
     "extract_chunk",
     "outbox_backlog",
@@ -38,6 +39,7 @@ __all__ = [
     "record_retry",
     "record_start",
     "settle",
+    "start_own_task",
     "task_key",
 ]
 
@@ -188,6 +190,17 @@ def settle(session: Session, name: str, args: Sequence[object]) -> bool:
     """A task ended for good: its row goes. False when there was none (sent outside the outbox)."""
     result = session.execute(_SETTLE, _key(name, args))
     return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of a DELETE
+
+
+def start_own_task(session: Session, request: TaskRequest) -> None:
+    """`record_start` for a task that keeps its own row: called in the transaction that
+    begins its work, so the Celery signals need not spend one on it."""
+    record_start(session, request.name, request.args)
+
+
+def end_own_task(session: Session, request: TaskRequest) -> None:
+    """`settle` for a task that keeps its own row, in the transaction that ends its work."""
+    settle(session, request.name, request.args)
 
 
 class OutboxBacklog(BaseModel):

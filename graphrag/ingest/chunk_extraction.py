@@ -24,7 +24,7 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
 from graphrag.db.lifecycle import finish_chunk_subtask, hold_live
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
-from graphrag.db.outbox import extract_chunk, record_start, settle
+from graphrag.db.outbox import TaskRequest, end_own_task, extract_chunk, start_own_task
 from graphrag.errors import (
     EmbeddingError,
     GraphDataError,
@@ -88,15 +88,9 @@ class _Key:
     attempt: int
     chunk_id: uuid.UUID
 
-    def start_task(self, session: Session) -> None:
-        """Renew the lease of the task's outbox row: its work runs from now."""
-        request = extract_chunk(self.knowledge_id, self.attempt, self.chunk_id)
-        record_start(session, request.name, request.args)
-
-    def end_task(self, session: Session) -> None:
-        """Delete the task's outbox row: its work has ended for good."""
-        request = extract_chunk(self.knowledge_id, self.attempt, self.chunk_id)
-        settle(session, request.name, request.args)
+    @property
+    def task(self) -> TaskRequest:
+        return extract_chunk(self.knowledge_id, self.attempt, self.chunk_id)
 
 
 _K, _C, _B = (core_table(model).c for model in (Knowledge, Chunk, KnowledgeBase))
@@ -198,9 +192,9 @@ def extract_chunk_graph(
     with session_scope(ctx.sessions) as session:
         work = _load(session, key)
         if work is None:
-            key.end_task(session)
+            end_own_task(session, key.task)
         else:
-            key.start_task(session)
+            start_own_task(session, key.task)
     if work is None:
         return ChunkOutcome.STALE
     try:
@@ -252,7 +246,7 @@ def _write_and_settle(
     with session_scope(ctx.sessions) as session:
         if not hold_live(session, work.kb_id, key.knowledge_id, key.attempt):
             add_cost(session, key.knowledge_id, key.attempt, spend.cost(timed=False))
-            key.end_task(session)
+            end_own_task(session, key.task)
             live = False
         else:
             if not graph.is_empty:
@@ -311,7 +305,7 @@ def _settle_in(
         add_cost(session, key.knowledge_id, key.attempt, replace(cost, seconds=0.0))
     elif status is ParseStatus.COMPLETED:
         _count_graph(ctx, session, key, strict=outcome is GraphStatus.DONE)
-    key.end_task(session)
+    end_own_task(session, key.task)
 
 
 def _count_graph(ctx: GraphContext, session: Session, key: _Key, *, strict: bool) -> None:

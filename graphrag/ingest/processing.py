@@ -23,7 +23,7 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus, Stage, StageStatus
 from graphrag.db.lifecycle import lock_current, mark_failed, set_stage
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
-from graphrag.db.outbox import enqueue, extract_chunk, record_start, settle
+from graphrag.db.outbox import end_own_task, enqueue, extract_chunk, start_own_task
 from graphrag.db.outbox import process_document as process_request
 from graphrag.errors import InvalidInputError, ParseError
 from graphrag.ingest.captioning import build_captioner
@@ -85,20 +85,10 @@ class _Job:
         self.indexing = IndexingStrategy.model_validate(kb.indexing)
 
 
-def _start_task(session: Session, knowledge_id: uuid.UUID, attempt: int) -> None:
-    request = process_request(knowledge_id, attempt)
-    record_start(session, request.name, request.args)
-
-
-def _end_task(session: Session, knowledge_id: uuid.UUID, attempt: int) -> None:
-    request = process_request(knowledge_id, attempt)
-    settle(session, request.name, request.args)
-
-
 def _end_task_alone(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> None:
     """Delete the task's row when the work ends with nothing else to write (stale)."""
     with session_scope(ctx.sessions) as session:
-        _end_task(session, knowledge_id, attempt)
+        end_own_task(session, process_request(knowledge_id, attempt))
 
 
 def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | None:
@@ -108,9 +98,9 @@ def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | 
     with session_scope(ctx.sessions) as session:
         job = _take(ctx, session, knowledge_id, attempt)
         if job is None:
-            _end_task(session, knowledge_id, attempt)
+            end_own_task(session, process_request(knowledge_id, attempt))
         else:
-            _start_task(session, knowledge_id, attempt)
+            start_own_task(session, process_request(knowledge_id, attempt))
         return job
 
 
@@ -158,7 +148,7 @@ def _index(ctx: IngestContext, job: _Job) -> ProcessOutcome:
     except (ParseError, InvalidInputError) as exc:
         with session_scope(ctx.sessions) as session:
             mark_failed(session, job.knowledge_id, job.attempt, exc.message)
-            _end_task(session, job.knowledge_id, job.attempt)
+            end_own_task(session, process_request(job.knowledge_id, job.attempt))
         log.info("document %s failed to parse: %s", job.knowledge_id, exc.message)
         return ProcessOutcome.FAILED
     if parsed is None:
@@ -289,7 +279,7 @@ def _write(
         doc = lock_current(session, job.knowledge_id, job.attempt, _CLAIMABLE)
         if doc is None:
             return None
-        _end_task(session, job.knowledge_id, job.attempt)
+        end_own_task(session, process_request(job.knowledge_id, job.attempt))
         cap = ctx.settings.ingest.graph_max_chunks
         graph_ids, over = _select_for_graph(rows, cap) if graph_on else ([], 0)
         session.execute(delete(Chunk).where(Chunk.knowledge_id == job.knowledge_id))

@@ -183,15 +183,7 @@ _DUE_DIRECT = _due(OutboxLane.DIRECT).order_by(_O.id).limit(bindparam("p_limit")
 _DUE_PARSE = _due(OutboxLane.PARSE).order_by(_O.id).limit(bindparam("p_limit"))
 # Round-robin: each document's n-th due row comes before any document's (n+1)-th.
 _turn = func.row_number().over(partition_by=_O.knowledge_id, order_by=_O.id).label("turn")
-_ranked = (
-    select(*_COLUMNS, _turn)
-    .where(
-        _O.lane == OutboxLane.GRAPH,
-        _O.status == OutboxStatus.PENDING,
-        _O.resends <= bindparam("p_max_resends"),
-    )
-    .subquery()
-)
+_ranked = _due(OutboxLane.GRAPH).add_columns(_turn).subquery()
 _DUE_GRAPH = (
     select(_ranked.c.id, _ranked.c.task_name, _ranked.c.args)
     .order_by(_ranked.c.turn, _ranked.c.id)
