@@ -22,6 +22,10 @@ completed. Lines:
   seconds of each kind of process (the graph worker, the docparse worker and its children, the
   API, the scripted server, Neo4j, PostgreSQL, Redis, this bench): near 1.00x, the run is bound
   by the CPU, not by the LLM server.
+A first round of `--warmup-docs` documents (300 by default) is run and not reported: the first
+work after a Neo4j start is partly spent in its JIT compiler (a Neo4j just started needs about
+a thousand documents before its figures settle). `--repeat N` runs every slot count N times and
+ends with each one's median (`ingest_e2e_sS_median`).
 The server measures requests in flight: `peak` (received at once; never above S when the
 workers respect the limit) and `mean` (time-weighted, served at once, over its span).
 Embeddings come from the scripted server (`--embeddings server`, the default: no model on the
@@ -37,6 +41,7 @@ import argparse
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -100,11 +105,14 @@ class Config:
     uploads_in_flight: int
     redis_db: int
     timeout_s: float
+    warmup_docs: int
+    repeat: int
 
 
 @dataclass(frozen=True)
 class RoundResult:
     slots: int
+    docs: int
     wall_s: float
     completed: int
     calls: int
@@ -136,6 +144,15 @@ def _args() -> Config:
     parser.add_argument("--uploads-in-flight", type=int, default=4)
     parser.add_argument("--redis-db", type=int, default=1, help="0 is the demo's, 2-15 tests'")
     parser.add_argument("--timeout-s", type=float, default=900.0)
+    parser.add_argument(
+        "--warmup-docs",
+        type=int,
+        default=300,
+        help="documents of a first round at the first slot count, not reported (0: none)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of each slot count; above 1, medians too"
+    )
     a = parser.parse_args()
     return Config(
         docs=a.docs,
@@ -148,6 +165,8 @@ def _args() -> Config:
         uploads_in_flight=a.uploads_in_flight,
         redis_db=a.redis_db,
         timeout_s=a.timeout_s,
+        warmup_docs=a.warmup_docs,
+        repeat=a.repeat,
     )
 
 
@@ -266,7 +285,7 @@ class Bench:
         self.sessions = make_session_factory(make_engine(settings))
         self.kb_ids: list[str] = []
 
-    def _script(self, slots: int, tag: str) -> None:
+    def _script(self, slots: int, tag: str, docs: int) -> None:
         rules = []
         if self.cfg.names == "distinct":
             # Every sentence of document i holds "(ref {tag}-{i}-<n>)" (bench/sample_text.py).
@@ -275,7 +294,7 @@ class Bench:
                     "match": {"user": {"contains": f"(ref {tag}-{i}-"}},
                     "reply": {"content": _reply(f" {i}")},
                 }
-                for i in range(self.cfg.docs)
+                for i in range(docs)
             ]
         script = {
             "slots": slots,
@@ -300,12 +319,12 @@ class Bench:
         self.kb_ids.append(kb_id)
         return kb_id
 
-    def round(self, slots: int) -> RoundResult:
+    def round(self, slots: int, docs: int) -> RoundResult:
         from workers.celery_app import create_celery
         from workers.scope import llm_slots_key
 
         tag = f"e2e-s{slots}-{uuid.uuid4().hex[:6]}"
-        self._script(slots, tag)
+        self._script(slots, tag, docs)
         celery = create_celery(self.settings)
         celery.control.purge()
         redis.Redis.from_url(self.settings.redis.url).delete(llm_slots_key(self.settings))
@@ -314,7 +333,7 @@ class Bench:
             self.env, LOGS / "e2e-docparse.log", self.cfg.docparse_concurrency, [c.docparse_queue]
         )
         graph = WorkerProcess(self.env, LOGS / "e2e-graph.log", 0, [c.graph_queue])
-        docs = _documents(tag, self.cfg.docs)
+        files = _documents(tag, docs)
         kb_id = self._kb(slots)
         docparse.start(celery)
         try:
@@ -324,7 +343,7 @@ class Bench:
                 window = CpuWindow({**self.roots, **workers})
                 window.start()
                 started = time.monotonic()
-                accepted = _upload(self.api, kb_id, self.cfg, docs)
+                accepted = _upload(self.api, kb_id, self.cfg, files)
                 _wait_all(self.sessions, kb_id, accepted, self.cfg.timeout_s)
                 wall = time.monotonic() - started
                 cpu = window.stop()
@@ -337,6 +356,7 @@ class Bench:
         stats_at = time.monotonic() - started
         return RoundResult(
             slots,
+            docs,
             wall,
             completed,
             calls,
@@ -367,12 +387,16 @@ def _pid(worker: WorkerProcess) -> int:
     return worker.proc.pid
 
 
+def _floor_s(cfg: Config, r: RoundResult) -> float:
+    return math.ceil(r.calls / r.slots) * cfg.latency_s
+
+
 def _report(cfg: Config, r: RoundResult) -> None:
-    floor = math.ceil(r.calls / r.slots) * cfg.latency_s
+    floor = _floor_s(cfg, r)
     n = max(r.completed, 1)
     s = r.stats
     detail = (
-        f"wall={r.wall_s:.2f}s floor={floor:.2f}s docs={r.completed}/{cfg.docs} calls={r.calls} "
+        f"wall={r.wall_s:.2f}s floor={floor:.2f}s docs={r.completed}/{r.docs} calls={r.calls} "
         f"server_calls={s['calls']} calls/doc={r.calls / n:.2f} "
         f"tokens/doc={r.prompt_tokens / n:.0f}+{r.completion_tokens / n:.0f} "
         f"retries={r.retries} peak_in_flight={s['peak_received']}/{r.slots} "
@@ -421,8 +445,21 @@ def main() -> None:
     try:
         _wait_http(f"{llm_url}/_health", llm)
         _wait_http(f"{api_url}/health", api)
-        for slots in cfg.slots:
-            _report(cfg, bench.round(slots))
+        if cfg.warmup_docs:
+            # The first work after a Neo4j start runs partly in its JIT compiler: not measured.
+            warm = bench.round(cfg.slots[0], cfg.warmup_docs)
+            print(f"# warm-up: {warm.docs} documents at S = {warm.slots} in {warm.wall_s:.1f}s")
+        ratios: dict[int, list[float]] = {slots: [] for slots in cfg.slots}
+        for _ in range(cfg.repeat):
+            for slots in cfg.slots:
+                result = bench.round(slots, cfg.docs)
+                _report(cfg, result)
+                ratios[slots].append(result.wall_s / _floor_s(cfg, result))
+        if cfg.repeat > 1:
+            for slots, values in ratios.items():
+                detail = f"runs={len(values)} " + " ".join(f"{v:.2f}" for v in sorted(values))
+                name = f"ingest_e2e_s{slots}_median"
+                print_ratio(name, "wall", "llm_floor", statistics.median(values), detail)
     finally:
         _stop(api)
         _stop(llm)
