@@ -3,12 +3,15 @@
 One journey, as a new user takes it: sign in, create a base with the graph on, drop two files and
 watch them complete live, open a chunk, ask a question and open a citation, stop an answer, walk
 the graph to a source chunk, run an extraction preview and apply it, manage keys; then another
-tenant's key sees none of it. Screenshots of each page go to docs/screenshots/ (1280x800).
+tenant's key sees none of it. Screenshots of each page (1280x800) go to a temporary folder, or
+to the README's docs/screenshots/ with `CONSOLE_SCREENSHOTS=docs` (a test run leaves the tree as
+it found it).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +34,7 @@ from tests.support.worker import WorkerProcess
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+DOC_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 PROCESS_WAIT_S = 120.0
 EXTRACTION_DELAY_S = 1.0  # keeps each document visibly "finalizing" before it completes
 SLOW_ANSWER_DELAY_S = 3.0
@@ -123,8 +126,10 @@ def keys(settings: Settings, session_factory: sessionmaker[Session]) -> dict[str
 
 
 @pytest.fixture(scope="module")
-def browser(api_url: str) -> Iterator[Browser]:
-    with chromium(api_url, SHOTS) as b:
+def browser(api_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    to_docs = os.environ.get("CONSOLE_SCREENSHOTS") == "docs"
+    shots = DOC_SHOTS if to_docs else tmp_path_factory.mktemp("screenshots")
+    with chromium(api_url, shots) as b:
         yield b
 
 
