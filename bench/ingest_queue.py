@@ -74,9 +74,7 @@ class InlineSubmitter:
             )
             with session_scope(self.ctx.sessions) as session:
                 tenant = ensure_tenant(session, self.ctx.settings.api.default_tenant)
-                doc = add_document(
-                    session, self.ctx.settings, self.ctx.storage, tenant, kb_id, new
-                )
+                doc = add_document(session, self.ctx.settings, self.ctx.storage, tenant, kb_id, new)
             process_document(self.ctx, doc.id, doc.attempt)
             ids.append(doc.id)
         return ids

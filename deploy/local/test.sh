@@ -9,7 +9,7 @@ bash deploy/local/setup.sh
 mkdir -p data/run && chmod 700 data/run
 export XDG_RUNTIME_DIR="$PWD/data/run"
 
-echo "== ruff"; .venv/bin/ruff check .
+echo "== ruff"; .venv/bin/ruff check . && .venv/bin/ruff format --check .
 echo "== mypy"; .venv/bin/mypy .
 
 .venv/bin/python deploy/local/services.py start --neo4j
