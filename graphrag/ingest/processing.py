@@ -23,7 +23,7 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus, Stage, StageStatus
 from graphrag.db.lifecycle import lock_current, mark_failed, set_stage
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
-from graphrag.db.outbox import end_own_task, enqueue, extract_chunk, start_own_task
+from graphrag.db.outbox import TaskRequest, end_own_task, enqueue, extract_chunk, start_own_task
 from graphrag.db.outbox import process_document as process_request
 from graphrag.errors import InvalidInputError, ParseError
 from graphrag.ingest.captioning import build_captioner
@@ -84,6 +84,11 @@ class _Job:
         self.chunking = ChunkingConfig.model_validate(kb.chunking)
         self.indexing = IndexingStrategy.model_validate(kb.indexing)
 
+    @property
+    def task(self) -> TaskRequest:
+        """The task whose outbox row this run keeps."""
+        return process_request(self.knowledge_id, self.attempt)
+
 
 def _end_task_alone(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> None:
     """Delete the task's row when the work ends with nothing else to write (stale)."""
@@ -100,7 +105,7 @@ def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | 
         if job is None:
             end_own_task(session, process_request(knowledge_id, attempt))
         else:
-            start_own_task(session, process_request(knowledge_id, attempt))
+            start_own_task(session, job.task)
         return job
 
 
@@ -148,7 +153,7 @@ def _index(ctx: IngestContext, job: _Job) -> ProcessOutcome:
     except (ParseError, InvalidInputError) as exc:
         with session_scope(ctx.sessions) as session:
             mark_failed(session, job.knowledge_id, job.attempt, exc.message)
-            end_own_task(session, process_request(job.knowledge_id, job.attempt))
+            end_own_task(session, job.task)
         log.info("document %s failed to parse: %s", job.knowledge_id, exc.message)
         return ProcessOutcome.FAILED
     if parsed is None:
@@ -279,7 +284,7 @@ def _write(
         doc = lock_current(session, job.knowledge_id, job.attempt, _CLAIMABLE)
         if doc is None:
             return None
-        end_own_task(session, process_request(job.knowledge_id, job.attempt))
+        end_own_task(session, job.task)
         cap = ctx.settings.ingest.graph_max_chunks
         graph_ids, over = _select_for_graph(rows, cap) if graph_on else ([], 0)
         session.execute(delete(Chunk).where(Chunk.knowledge_id == job.knowledge_id))
