@@ -62,20 +62,22 @@ class RelayLoop:
             if self._stopping.is_set():
                 return
             sweep = time.monotonic() >= next_sweep
-            if sweep:
-                next_sweep = time.monotonic() + interval
             try:
                 report = relay_once(self._sessions, self._sender, self._settings, sweep=sweep)
             except (SQLAlchemyError, GraphragError) as exc:
                 # The database is the source of truth: without it there is nothing to relay yet.
                 log.warning("outbox relay pass failed: %s", exc)
+                next_sweep = time.monotonic() + interval
                 continue
             if not report.ran:
                 # Another relay held the lock: its pass may have read the due rows before this
-                # process committed its own, so try again shortly, not after the whole gap.
+                # process committed its own, so try again shortly, not after the whole gap. A
+                # due full pass stays due: it is the one that re-arms a lost broker's rows.
                 self._wake.set()
                 self._stopping.wait(self._settings.lock_retry_s)
                 continue
+            if sweep:
+                next_sweep = time.monotonic() + interval
             if report.more:
                 self._wake.set()  # a full batch went out: more is due at once
             if not sweep:

@@ -23,7 +23,7 @@ from graphrag.auth.models import Capability
 from graphrag.settings import Settings
 from tests.e2e.test_graph_build import document_text, graph_kb, script_extractions
 from tests.fakes.scripted_llm import ScriptedLlmServer
-from tests.support.api_helpers import upload, wait_terminal
+from tests.support.api_helpers import POLL_S, TERMINAL, upload, wait_terminal
 from tests.support.auth_helpers import bearer, make_key
 from tests.support.graph_helpers import graph_nodes, graph_relations, remove_label
 from tests.support.http_server import ThreadedServer
@@ -67,6 +67,23 @@ class _Stack:
             )
             self.worker.kill()  # reaps it and closes its log
             self.worker.start(self.celery)
+
+    def wait_terminal(self, ids: list[str], timeout_s: float) -> list[dict[str, Any]]:
+        """Every document once terminal, in order; the worker is revived whenever it has died
+        meanwhile (its consumer can also die reconnecting, after the broker is back)."""
+        deadline = time.monotonic() + timeout_s
+        done: dict[str, dict[str, Any]] = {}
+        while True:
+            self.revive_worker()
+            for knowledge_id in ids:
+                if knowledge_id not in done:
+                    doc = self.http.get(f"/api/v1/knowledge/{knowledge_id}").json()
+                    if doc["parse_status"] in TERMINAL:
+                        done[knowledge_id] = doc
+            if len(done) == len(ids):
+                return [done[i] for i in ids]
+            assert time.monotonic() < deadline, f"{len(ids) - len(done)} documents not terminal"
+            time.sleep(POLL_S)
 
 
 def _own_settings(settings: Settings, redis_url: str) -> Settings:
@@ -147,9 +164,8 @@ def test_broker_lost_mid_run_every_document_completes_once(
     at_loss = _completed(http, kb["id"]) - 1
     time.sleep(DOWN_S)
     stack.broker.start()
-    stack.revive_worker()
     back = time.monotonic()
-    docs = [wait_terminal(http, i, timeout_s=VISIBILITY_S + PROCESSING_BUDGET_S) for i in ids]
+    docs = stack.wait_terminal(ids, timeout_s=VISIBILITY_S + PROCESSING_BUDGET_S)
     recovery_s = time.monotonic() - back
     log.warning(
         "broker loss: %d/%d documents completed at the loss; all terminal %.1f s after the broker "
@@ -188,7 +204,7 @@ def test_uploads_while_the_broker_is_down_complete_once_it_returns(
     assert {r.json()["parse_status"] for r in uploads} == {"pending"}
 
     stack.broker.start()
-    docs = [wait_terminal(http, r.json()["id"]) for r in uploads]
+    docs = stack.wait_terminal([r.json()["id"] for r in uploads], timeout_s=PROCESSING_BUDGET_S)
     assert [d["parse_status"] for d in docs] == ["completed"] * 3
     assert [d["failed_chunk_count"] for d in docs] == [0] * 3
     assert {d["entity_count"] for d in docs} == {5}
