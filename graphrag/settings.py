@@ -145,6 +145,7 @@ class Neo4jSettings(_Section):
     delete_batch_size: int
     home: Path
     heap: str
+    jvm_options: str
     startup_timeout_s: float
 
     @field_validator("enable", mode="before")

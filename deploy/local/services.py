@@ -98,6 +98,7 @@ def _neo4j_env(settings: Settings) -> dict[str, str]:
         "NEO4J_BOLT_PORT": port,
         "NEO4J_PASSWORD": settings.neo4j.password.get_secret_value(),
         "NEO4J_HEAP": settings.neo4j.heap,
+        "NEO4J_JVM_OPTIONS": settings.neo4j.jvm_options,
         "NEO4J_STARTUP_TIMEOUT_S": str(int(settings.neo4j.startup_timeout_s)),
     }
 

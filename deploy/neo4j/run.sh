@@ -9,6 +9,7 @@
 #   NEO4J_PASSWORD           password of user neo4j          (default graphrag-local)
 #   NEO4J_HEAP               JVM heap, -Xms and -Xmx         (default 1g)
 #   NEO4J_PAGECACHE          Neo4j page cache                (default 256m)
+#   NEO4J_JVM_OPTIONS        more JVM options, space-separated (default none)
 #   NEO4J_STARTUP_TIMEOUT_S  seconds to wait for Bolt        (default 120)
 #   NEO4J_STOP_TIMEOUT_S     seconds to wait after SIGTERM   (default 60)
 #   NEO4J_PYTHON             python with the neo4j driver    (default <repo>/.venv/bin/python)
@@ -48,6 +49,8 @@ JVM_OPTS=(
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
   --add-opens=java.base/java.lang=ALL-UNNAMED
 )
+read -r -a MORE_JVM_OPTS <<<"${NEO4J_JVM_OPTIONS:-}"
+JVM_OPTS+=("${MORE_JVM_OPTS[@]}")
 
 log() { printf 'neo4j: %s\n' "$*" >&2; }
 
