@@ -14,6 +14,7 @@ __all__ = [
     "DELETE_BY_LABEL",
     "DELETE_BY_LABEL_INNER",
     "DELETE_BY_LABEL_OUTER",
+    "DELETE_DOCUMENT_ENTITIES",
     "DELETE_ORPHAN_BASE_ENTITIES",
     "DOCUMENT_ENTITY_KEYS",
     "ENTITY_KEY_CONSTRAINT",
@@ -133,7 +134,19 @@ YIELD batches, total, errorMessages
 RETURN batches, total, errorMessages
 """
 
-# Batched deletion of a namespace with apoc.periodic.iterate (the label is spliced, see above).
+# Every node of one document, in batches, found by `kg` through the (kg, name) constraint's
+# index: one query text for all documents (a spliced document label was a new text, planned
+# again, for every delete and re-parse).
+DELETE_DOCUMENT_ENTITIES = """
+CALL apoc.periodic.iterate(
+  'MATCH (n:GraphEntity {kg: $kg}) WHERE n.name IS NOT NULL RETURN n', 'DETACH DELETE n',
+  {batchSize: $batch_size, parallel: false, params: {kg: $kg}})
+YIELD batches, total, errorMessages
+RETURN batches, total, errorMessages
+"""
+
+# Batched deletion of a base's namespace with apoc.periodic.iterate (the label is spliced, see
+# above).
 DELETE_BY_LABEL_OUTER = "MATCH (n:{label}) RETURN n"
 DELETE_BY_LABEL_INNER = "DETACH DELETE n"
 DELETE_BY_LABEL = """

@@ -165,9 +165,12 @@ class Neo4jGraphStore:
     def delete_document(self, kb_id: uuid.UUID, knowledge_id: uuid.UUID) -> int:
         """Every node of the document, with its relations, in batches; then the base nodes that
         only this document linked to. Other documents' nodes and links stay as they are."""
-        label = entity_label(knowledge_id)
-        keys = self._read(cypher.DOCUMENT_ENTITY_KEYS, {"kg": str(knowledge_id)})[0]["keys"]
-        removed = self._delete_label(label)
+        kg = str(knowledge_id)
+        keys = self._read(cypher.DOCUMENT_ENTITY_KEYS, {"kg": kg})[0]["keys"]
+        removed = self._delete_batched(
+            cypher.DELETE_DOCUMENT_ENTITIES,
+            {"kg": kg, "batch_size": self.settings.delete_batch_size},
+        )
         self._write(
             cypher.DELETE_ORPHAN_BASE_ENTITIES,
             {"kb": str(kb_id), "keys": list(keys)},
