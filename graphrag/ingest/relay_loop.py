@@ -67,7 +67,8 @@ class RelayLoop:
             except (SQLAlchemyError, GraphragError) as exc:
                 # The database is the source of truth: without it there is nothing to relay yet.
                 log.warning("outbox relay pass failed: %s", exc)
-                next_sweep = time.monotonic() + interval
+                if sweep:
+                    next_sweep = time.monotonic() + interval
                 continue
             if not report.ran:
                 # Another relay held the lock: its pass may have read the due rows before this

@@ -23,7 +23,7 @@ from graphrag.auth.models import Capability
 from graphrag.settings import Settings
 from tests.e2e.test_graph_build import document_text, graph_kb, script_extractions
 from tests.fakes.scripted_llm import ScriptedLlmServer
-from tests.support.api_helpers import POLL_S, TERMINAL, upload, wait_terminal
+from tests.support.api_helpers import upload, wait_terminal
 from tests.support.auth_helpers import bearer, make_key
 from tests.support.graph_helpers import graph_nodes, graph_relations, remove_label
 from tests.support.http_server import ThreadedServer
@@ -71,19 +71,7 @@ class _Stack:
     def wait_terminal(self, ids: list[str], timeout_s: float) -> list[dict[str, Any]]:
         """Every document once terminal, in order; the worker is revived whenever it has died
         meanwhile (its consumer can also die reconnecting, after the broker is back)."""
-        deadline = time.monotonic() + timeout_s
-        done: dict[str, dict[str, Any]] = {}
-        while True:
-            self.revive_worker()
-            for knowledge_id in ids:
-                if knowledge_id not in done:
-                    doc = self.http.get(f"/api/v1/knowledge/{knowledge_id}").json()
-                    if doc["parse_status"] in TERMINAL:
-                        done[knowledge_id] = doc
-            if len(done) == len(ids):
-                return [done[i] for i in ids]
-            assert time.monotonic() < deadline, f"{len(ids) - len(done)} documents not terminal"
-            time.sleep(POLL_S)
+        return [wait_terminal(self.http, i, timeout_s, each_poll=self.revive_worker) for i in ids]
 
 
 def _own_settings(settings: Settings, redis_url: str) -> Settings:

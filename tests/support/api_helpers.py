@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -34,11 +35,17 @@ def upload(
 
 
 def wait_terminal(
-    http: httpx.Client, knowledge_id: str, timeout_s: float = WAIT_TIMEOUT_S
+    http: httpx.Client,
+    knowledge_id: str,
+    timeout_s: float = WAIT_TIMEOUT_S,
+    each_poll: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """Poll the document until it reaches a terminal status; fail the test on time-out."""
+    """Poll the document until it reaches a terminal status; fail the test on time-out.
+    `each_poll` runs before every poll (a test that must keep something alive meanwhile)."""
     deadline = time.monotonic() + timeout_s
     while True:
+        if each_poll is not None:
+            each_poll()
         doc: dict[str, Any] = http.get(f"/api/v1/knowledge/{knowledge_id}").json()
         if doc["parse_status"] in TERMINAL:
             return doc
