@@ -142,6 +142,7 @@ class Neo4jSettings(_Section):
     max_connection_pool_size: int
     max_connection_lifetime_s: int
     transaction_timeout_s: float
+    index_await_s: float
     delete_batch_size: int
     home: Path
     heap: str

@@ -21,6 +21,7 @@ from graphrag.graph.neighbourhood import (
     key_instance,
 )
 from graphrag.graph.neo4j_tx import REJECTED, Rows, run_statements, run_transaction
+from graphrag.graph.plan_warmup import warm_write_plans
 from graphrag.graph.search_models import (
     EntityMatches,
     GraphEntity,
@@ -69,8 +70,10 @@ class Neo4jGraphStore:
             self._write(schema, {}, action=_SCHEMA)
 
     def ensure_kb_indexes(self, kb_id: uuid.UUID) -> None:
-        """The name index for the base's label, created once (IF NOT EXISTS)."""
+        """The name index for the base's label, created once (IF NOT EXISTS); then the chunk
+        writes planned again, since the schema change dropped every cached plan."""
         self._write(cypher.name_index_ddl(entity_label(kb_id)), {}, action=_SCHEMA)
+        warm_write_plans(self.driver, self.settings, kb_id)
 
     def write_chunk_graph(
         self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, chunk_id: uuid.UUID, graph: GraphData
