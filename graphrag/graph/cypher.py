@@ -23,6 +23,7 @@ __all__ = [
     "MERGE_CHUNK_GRAPH",
     "SET_KEY_VECTORS",
     "drop_name_index_ddl",
+    "name_index",
     "name_index_ddl",
     "neighbourhood_query",
     "vector_index_ddl",
@@ -285,11 +286,16 @@ def vector_index_ddl(dimensions: int) -> str:
     )
 
 
+def name_index(label: str) -> str:
+    """The name of one namespace label's name index."""
+    return f"name_{label}"
+
+
 def name_index_ddl(label: str) -> str:
     """The name index of one namespace label (DDL takes no parameters, hence the splice)."""
-    return f"CREATE INDEX name_{label} IF NOT EXISTS FOR (n:{label}) ON (n.name)"
+    return f"CREATE INDEX {name_index(label)} IF NOT EXISTS FOR (n:{label}) ON (n.name)"
 
 
 def drop_name_index_ddl(label: str) -> str:
     """Drop the name index of a namespace label that is gone."""
-    return f"DROP INDEX name_{label} IF EXISTS"
+    return f"DROP INDEX {name_index(label)} IF EXISTS"

@@ -80,12 +80,11 @@ def _statements(kb_id: uuid.UUID) -> list[tuple[str, dict[str, Any]]]:
 def warm_write_plans(driver: Driver, settings: Neo4jSettings, kb_id: uuid.UUID) -> None:
     """After `kb_id`'s name index was created: wait for the index, then plan the chunk writes
     in a rolled-back transaction. Best effort: a fault is logged, the writes plan themselves."""
-    index = f"name_{entity_label(kb_id)}"
     try:
         with driver.session(database=settings.database) as session:
             session.run(
                 "CALL db.awaitIndex($index, $timeout)",
-                index=index,
+                index=cypher.name_index(entity_label(kb_id)),
                 timeout=round(settings.index_await_s),
             ).consume()
             with session.begin_transaction(timeout=settings.transaction_timeout_s) as tx:

@@ -71,7 +71,11 @@ class _Stack:
     def wait_terminal(self, ids: list[str], timeout_s: float) -> list[dict[str, Any]]:
         """Every document once terminal, in order; the worker is revived whenever it has died
         meanwhile (its consumer can also die reconnecting, after the broker is back)."""
-        return [wait_terminal(self.http, i, timeout_s, each_poll=self.revive_worker) for i in ids]
+        deadline = time.monotonic() + timeout_s
+        return [
+            wait_terminal(self.http, i, deadline - time.monotonic(), each_poll=self.revive_worker)
+            for i in ids
+        ]
 
 
 def _own_settings(settings: Settings, redis_url: str) -> Settings:
