@@ -21,16 +21,23 @@ PYTHON=${PYTHON:-python3.11}
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 "$PYTHON" -m uv --version >/dev/null 2>&1 || "$PYTHON" -m pip install -q uv
 [ -x .venv/bin/python ] || "$PYTHON" -m uv venv -q --python "$PYTHON" .venv
-# llama-cpp-python ships only a source distribution: building llama.cpp takes 5 to 15 minutes
+# llama-cpp-python ships only a source distribution: building llama.cpp takes 4 to 15 minutes
 # on 2 cores. The wheel is built once into a wheelhouse under the user's cache and reused.
+# It is built for any x86-64 CPU with AVX2 (LLAMA_CMAKE_ARGS to change that), not for the
+# building machine's: a native build uses every instruction the CPU lists, and on a virtual
+# machine that lists AMX without granting it, the first request died on an AMX instruction.
+# pip's own wheel cache is bypassed, since it would return a wheel built with other flags.
 LLAMA_CPP_VERSION=$(sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
-WHEELHOUSE="${XDG_CACHE_HOME:-$HOME/.cache}/graphrag/wheels"
+LLAMA_CMAKE_ARGS=${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF}
+WHEELHOUSE="${XDG_CACHE_HOME:-$HOME/.cache}/graphrag/wheels/cmake$(printf %s "$LLAMA_CMAKE_ARGS" | tr -c 'A-Za-z0-9=_-' '_')"
 if ! ls "$WHEELHOUSE"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
   echo "building llama-cpp-python $LLAMA_CPP_VERSION once into $WHEELHOUSE (several minutes)"
   mkdir -p "$WHEELHOUSE"
-  "$PYTHON" -m pip wheel -q --no-deps -w "$WHEELHOUSE" "llama-cpp-python==$LLAMA_CPP_VERSION"
+  CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$PYTHON" -m pip wheel -q --no-cache-dir --no-deps \
+    -w "$WHEELHOUSE" "llama-cpp-python==$LLAMA_CPP_VERSION"
 fi
 "$PYTHON" -m uv pip install -q --python .venv/bin/python --find-links "$WHEELHOUSE" \
+  --reinstall-package llama-cpp-python \
   -e '.[embedded,dev,llama]'
 
 bash deploy/neo4j/run.sh build
