@@ -107,7 +107,7 @@ def worker(
         argv += ["--beat", "--schedule", str(schedule)]
     if port:
         start_exporter(settings, port)
-    warm_up_on_start(chosen)
+    warm_up_on_start(chosen, size)
     console.print(f"worker: queues {names}, pool {chosen}, concurrency {size or 'CPU count'}")
     celery_app.worker_main(argv)
 

@@ -16,7 +16,7 @@ from graphrag.errors import GraphragError
 from graphrag.llm.server_info import slot_limit
 from graphrag.settings import Settings
 
-__all__ = ["PoolChoice", "choose_pool", "warm_up_on_start"]
+__all__ = ["PoolChoice", "choose_pool", "sized_for_threads", "warm_up_on_start"]
 
 log = logging.getLogger(__name__)
 
@@ -35,16 +35,33 @@ def choose_pool(
     return pool, concurrency
 
 
-def warm_up_on_start(pool: str) -> None:
+def sized_for_threads(settings: Settings, threads: int) -> Settings:
+    """`settings` with PostgreSQL and Neo4j connection pools of at least `threads` connections
+    (0: as configured): a graph task holds one of each across its graph write."""
+    if not threads:
+        return settings
+    db, neo4j = settings.database, settings.neo4j
+    pool_size = max(db.pool_size, threads)
+    bolt_size = max(neo4j.max_connection_pool_size, threads)
+    return settings.model_copy(
+        update={
+            "database": db.model_copy(update={"pool_size": pool_size}),
+            "neo4j": neo4j.model_copy(update={"max_connection_pool_size": bolt_size}),
+        }
+    )
+
+
+def warm_up_on_start(pool: str, concurrency: int) -> None:
     """Open the worker's shared resources before its first task: a threads worker once it is
     ready; each prefork child on a thread of its own right after it starts, since Celery gives a
     new child only seconds to report that it is up, less than a slow Neo4j connection may take
     (a task that comes first waits for the opening under way instead of starting another)."""
     from celery.signals import worker_process_init, worker_ready
 
-    from workers.scope import warm_up
+    from workers.scope import share_among_threads, warm_up
 
     if pool == "threads":
+        share_among_threads(concurrency)
         worker_ready.connect(lambda **_: warm_up(), weak=False)
         return
 

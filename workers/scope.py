@@ -26,8 +26,9 @@ from graphrag.llm.server_info import slot_limit
 from graphrag.metrics import llm_metrics
 from graphrag.search.embeddings import build_embedder
 from graphrag.settings import Settings, get_settings
+from workers.pool import sized_for_threads
 
-__all__ = ["graph_context", "ingest_context", "neo4j_driver", "warm_up"]
+__all__ = ["graph_context", "ingest_context", "neo4j_driver", "share_among_threads", "warm_up"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,16 @@ class _Scope:
 
 _lock = threading.Lock()
 _scopes: dict[int, _Scope] = {}
+_threads = 0  # tasks this process runs at once on threads; 0: one at a time (prefork, solo)
+
+
+def share_among_threads(threads: int) -> None:
+    """Size this process's PostgreSQL and Neo4j connection pools for `threads` tasks at once;
+    called before the scope opens. A graph task holds a connection of each across its graph
+    write, so a pool smaller than the thread count left tasks that had their LLM answer (or
+    were about to ask) waiting for a connection while LLM slots stood idle."""
+    global _threads
+    _threads = threads
 
 
 def llm_slots_key(settings: Settings) -> str:
@@ -75,7 +86,7 @@ def _scope() -> _Scope:
     with _lock:
         scope = _scopes.get(pid)
         if scope is None:
-            scope = _scopes[pid] = _open(get_settings())
+            scope = _scopes[pid] = _open(sized_for_threads(get_settings(), _threads))
         return scope
 
 

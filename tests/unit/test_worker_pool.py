@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphrag.settings import Settings, get_settings
-from workers.pool import choose_pool
+from workers.pool import choose_pool, sized_for_threads
 
 pytestmark = pytest.mark.unit
 
@@ -30,3 +30,14 @@ def test_an_explicit_pool_wins() -> None:
     assert choose_pool(_settings(4), ["graph"], "prefork", 0) == ("prefork", 0)
     per_slot = get_settings().celery.graph_threads_per_slot
     assert choose_pool(_settings(4), ["memory"], "threads", 0) == ("threads", 4 * per_slot)
+
+
+def test_a_threads_worker_has_a_connection_per_thread() -> None:
+    configured = get_settings()
+    threads = configured.database.pool_size + configured.neo4j.max_connection_pool_size
+    sized = sized_for_threads(configured, threads)
+    assert sized.database.pool_size == threads
+    assert sized.neo4j.max_connection_pool_size == threads
+    assert sized.database.pool_max_overflow == configured.database.pool_max_overflow
+    assert sized_for_threads(configured, 1).database == configured.database
+    assert sized_for_threads(configured, 0) is configured
