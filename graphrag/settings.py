@@ -122,6 +122,7 @@ class DatabaseSettings(_Section):
     connect_retry_interval_s: float
     statement_timeout_ms: int
     plan_cache_mode: Literal["auto", "force_custom_plan", "force_generic_plan"]
+    ping_after_idle_s: float = Field(ge=0.0)
 
 
 class RedisSettings(_Section):

@@ -12,6 +12,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.embedded import embedded_database_url
+from graphrag.db.idle_ping import ping_when_idle
 from graphrag.errors import ServiceUnavailableError
 from graphrag.settings import Settings
 
@@ -31,19 +32,21 @@ def database_url(settings: Settings) -> str:
 
 
 def make_engine(settings: Settings) -> Engine:
-    """A pooled engine with a statement timeout, so no query can hold a worker forever, and
-    plans made for each statement's values (`database.plan_cache_mode`)."""
+    """A pooled engine with a statement timeout, so no query can hold a worker forever, plans
+    made for each statement's values (`database.plan_cache_mode`), and connections idle for a
+    while pinged before use (`database.ping_after_idle_s`)."""
     db = settings.database
     options = (
         f"-c statement_timeout={db.statement_timeout_ms} -c plan_cache_mode={db.plan_cache_mode}"
     )
-    return create_engine(
+    engine = create_engine(
         database_url(settings),
         pool_size=db.pool_size,
         max_overflow=db.pool_max_overflow,
-        pool_pre_ping=True,
         connect_args={"options": options},
     )
+    ping_when_idle(engine, db.ping_after_idle_s)
+    return engine
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
