@@ -139,6 +139,7 @@ class KnowledgeBase(Base):
 class Knowledge(Base):
     """One document of a knowledge base and the state of its processing."""
 
+    # Pages keep room for the row's many in-place updates (fillfactor, set by a migration).
     __tablename__ = "knowledge"
     __table_args__ = (
         Index(
@@ -213,6 +214,7 @@ class GraphPurge(Base):
 
 
 class Chunk(Base):
+    # Pages keep room for the settlement's in-place update (fillfactor, set by a migration).
     __tablename__ = "chunks"
     __table_args__ = (
         UniqueConstraint("knowledge_id", "attempt", "seq", name="uq_chunks_knowledge_attempt_seq"),

@@ -52,7 +52,17 @@ def test_upgrade_downgrade_upgrade(scratch_settings: Settings) -> None:
         vector = conn.execute(
             text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         ).scalar_one()
+        options = dict(
+            conn.execute(
+                text(
+                    "SELECT relname, reloptions FROM pg_class"
+                    " WHERE relname IN ('chunks', 'knowledge') AND relkind = 'r'"
+                )
+            ).all()
+        )
     engine.dispose()
+    # Room for in-place updates: a settlement must not re-index the chunk's vector.
+    assert options == {"chunks": ["fillfactor=60"], "knowledge": ["fillfactor=70"]}
     assert "USING hnsw" in indexes["ix_chunks_embedding_hnsw"]
     assert "vector_cosine_ops" in indexes["ix_chunks_embedding_hnsw"]
     assert "USING gin" in indexes["ix_chunks_tsv"]
