@@ -52,7 +52,7 @@ def test_upgrade_downgrade_upgrade(scratch_settings: Settings) -> None:
         vector = conn.execute(
             text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         ).scalar_one()
-        options = dict(
+        options: dict[str, list[str]] = dict(
             conn.execute(
                 text(
                     "SELECT relname, reloptions FROM pg_class"
