@@ -7,10 +7,10 @@ the least time the server needs for the run's calls, ceil(calls / S) * L.
 Each round uploads N generated documents (about two chunks each) through the REST batch
 upload of a `graphrag serve` process, `--uploads-in-flight` requests at a time; a docparse
 worker (prefork) parses, chunks, embeds and indexes them into PostgreSQL; a graph worker
-(`graphrag worker --queues graph`: threads, as many as the slots it reads from `/props`) asks
-the scripted OpenAI-compatible server (a process of its own, S slots, every chat answer held
-L seconds) and writes Neo4j. The wall time runs from the first upload to the last document
-completed. Lines:
+(`graphrag worker --queues graph`: threads, four per slot it reads from `/props`;
+`--graph-workers N`: N such workers sharing those threads) asks the scripted OpenAI-compatible
+server (a process of its own, S slots, every chat answer held L seconds) and writes Neo4j. The
+wall time runs from the first upload to the last document completed. Lines:
 - `ingest_e2e_sS: wall/llm_floor`: 1.00x would be a server busy on every slot from the first
   upload to the last answer; above is what parsing ahead, queueing and writes add.
 - `ingest_e2e_sS: llm_span/llm_floor`: the same from the server's first request to its last
@@ -101,6 +101,7 @@ class Config:
     embeddings: str
     names: str
     docparse_concurrency: int
+    graph_workers: int
     batch_files: int
     uploads_in_flight: int
     redis_db: int
@@ -140,6 +141,12 @@ def _args() -> Config:
         "every chunk); distinct: each document names entities of its own",
     )
     parser.add_argument("--docparse-concurrency", type=int, default=2)
+    parser.add_argument(
+        "--graph-workers",
+        type=int,
+        default=1,
+        help="graph worker processes, sharing the slots' threads (each its own GIL)",
+    )
     parser.add_argument("--batch-files", type=int, default=25, help="files per upload request")
     parser.add_argument("--uploads-in-flight", type=int, default=4)
     parser.add_argument("--redis-db", type=int, default=1, help="0 is the demo's, 2-15 tests'")
@@ -161,6 +168,7 @@ def _args() -> Config:
         embeddings=a.embeddings,
         names=a.names,
         docparse_concurrency=a.docparse_concurrency,
+        graph_workers=a.graph_workers,
         batch_files=a.batch_files,
         uploads_in_flight=a.uploads_in_flight,
         redis_db=a.redis_db,
@@ -332,24 +340,31 @@ class Bench:
         docparse = WorkerProcess(
             self.env, LOGS / "e2e-docparse.log", self.cfg.docparse_concurrency, [c.docparse_queue]
         )
-        graph = WorkerProcess(self.env, LOGS / "e2e-graph.log", 0, [c.graph_queue])
+        # One graph worker sizes itself from the server's slots; several share those threads.
+        n = self.cfg.graph_workers
+        threads = 0 if n == 1 else math.ceil(slots * c.graph_threads_per_slot / n)
+        graphs = [
+            WorkerProcess(self.env, LOGS / f"e2e-graph{i}.log", threads, [c.graph_queue])
+            for i in range(n)
+        ]
         files = _documents(tag, docs)
         kb_id = self._kb(slots)
         docparse.start(celery)
         try:
-            graph.start(celery)
-            try:
-                workers = {_pid(docparse): "docparse", _pid(graph): "graph", os.getpid(): "bench"}
-                window = CpuWindow({**self.roots, **workers})
-                window.start()
-                started = time.monotonic()
-                accepted = _upload(self.api, kb_id, self.cfg, files)
-                _wait_all(self.sessions, kb_id, accepted, self.cfg.timeout_s)
-                wall = time.monotonic() - started
-                cpu = window.stop()
-            finally:
-                graph.stop()
+            for graph in graphs:
+                graph.start(celery)
+            workers = {_pid(g): "graph" for g in graphs}
+            workers |= {_pid(docparse): "docparse", os.getpid(): "bench"}
+            window = CpuWindow({**self.roots, **workers})
+            window.start()
+            started = time.monotonic()
+            accepted = _upload(self.api, kb_id, self.cfg, files)
+            _wait_all(self.sessions, kb_id, accepted, self.cfg.timeout_s)
+            wall = time.monotonic() - started
+            cpu = window.stop()
         finally:
+            for graph in graphs:
+                graph.stop()
             docparse.stop()
         completed, calls, prompt, completion, retries = _totals(self.sessions, kb_id)
         stats = httpx.get(f"{self.llm}/_stats").json()
