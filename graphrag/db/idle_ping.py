@@ -2,11 +2,11 @@
 
 SQLAlchemy's `pool_pre_ping` pings on every checkout: a graph task checks a connection out two
 or three times, and the ping (a round trip, with psycopg's autocommit switched on and off around
-it) was a tenth of the graph worker's CPU in bench/ingest_e2e.py. A connection given back less
-than `database.ping_after_idle_s` ago was just working, so it is trusted; an older one is pinged,
-and one that fails the ping is replaced before the caller sees it. A server that dies within
-that window fails at most the statement that finds it out, after which SQLAlchemy replaces every
-connection of the pool.
+it) was a tenth of the graph worker's sampled CPU in bench/ingest_e2e.py. A connection given
+back less than `database.ping_after_idle_s` ago was just working, so it is trusted; an older one
+is pinged, and one that fails the ping is replaced before the caller sees it. A server that dies
+within that window fails at most the statement that finds it out, after which SQLAlchemy
+replaces every connection of the pool.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, text
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import OperationalError
 
@@ -49,30 +49,23 @@ def _terminate(engine: Engine, pid: int) -> None:
         conn.commit()
 
 
-def test_a_connection_used_a_moment_ago_is_not_pinged(pinged_engine: Engine) -> None:
-    pids = {_backend_pid(pinged_engine) for _ in range(5)}
-    assert len(pids) == 1, "the pool keeps one connection"
-    opened = {"connects": 0}
-    event.listen(pinged_engine, "connect", lambda *_: opened.__setitem__("connects", 1))
-    pinged: list[bool] = []
-    dialect = pinged_engine.dialect
-    real_ping = dialect.do_ping
+def test_a_connection_used_a_moment_ago_is_not_pinged(
+    pinged_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pid = _backend_pid(pinged_engine)
+    pings: list[DBAPIConnection] = []
+    real_ping = pinged_engine.dialect.do_ping
 
     def counted_ping(dbapi_connection: DBAPIConnection) -> bool:
-        pinged.append(True)
+        pings.append(dbapi_connection)
         return real_ping(dbapi_connection)
 
-    dialect.do_ping = counted_ping  # type: ignore[method-assign]
-    try:
-        for _ in range(5):
-            _backend_pid(pinged_engine)
-        assert not pinged
-        time.sleep(IDLE_S * 2)
-        _backend_pid(pinged_engine)
-        assert pinged == [True]
-    finally:
-        dialect.do_ping = real_ping  # type: ignore[method-assign]
-    assert opened["connects"] == 0, "the idle connection passed its ping and was kept"
+    monkeypatch.setattr(pinged_engine.dialect, "do_ping", counted_ping)
+    assert {_backend_pid(pinged_engine) for _ in range(5)} == {pid}, "one pooled connection"
+    assert not pings
+    time.sleep(IDLE_S * 2)
+    assert _backend_pid(pinged_engine) == pid, "the idle connection answered and was kept"
+    assert len(pings) == 1
 
 
 def test_an_idle_connection_that_died_is_replaced_before_use(
