@@ -14,11 +14,15 @@ __all__ = ["TaskQueue"]
 
 class TaskQueue(Protocol):
     """Send tasks by name, ids only. Both methods raise `BrokerUnavailableError` when the broker
-    cannot be reached."""
+    cannot be reached or refuses."""
 
     def broker_epoch(self) -> str:
         """An id of what the broker holds now: it changes when the broker lost its messages
         (restarted empty, flushed, failed over), so every message sent before is known lost."""
         ...
 
-    def send(self, task_name: str, args: Sequence[object]) -> None: ...
+    def send_batch(self, tasks: Sequence[tuple[str, Sequence[object]]]) -> None:
+        """Send (task name, args) pairs, in order, in one exchange with the broker. On an error
+        any of them may have gone out: the caller sends them all again later (a task that
+        arrives twice does its work once)."""
+        ...

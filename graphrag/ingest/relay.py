@@ -12,7 +12,8 @@ within `relay_interval_s`, does the rest):
 4. due rows are sent: every direct row (deletes, memory), parse rows while fewer than
    `parse_in_flight` are in flight, graph rows while fewer than `graph_in_flight` are, picked
    round-robin across documents so a small document never waits behind a large one's chunks.
-A broker that refuses a message ends the sending; the rows wait for the next pass.
+The due rows go to the broker in one batch; a broker that refuses it leaves them due for the
+next pass.
 """
 
 from __future__ import annotations
@@ -234,16 +235,13 @@ def pick_due(session: Session, settings: OutboxSettings) -> list[_Due]:
 def _send(
     session: Session, sender: TaskQueue, rows: list[_Due], epoch: str
 ) -> tuple[int, str | None]:
-    """Send in order until the broker refuses; mark what went out as sent (same transaction)."""
-    sent: list[int] = []
-    error: str | None = None
-    for row_id, name, args in rows:
-        try:
-            sender.send(name, args)
-        except BrokerUnavailableError as exc:
-            error = exc.message
-            break
-        sent.append(row_id)
-    if sent:
-        session.execute(_MARK_SENT, {"p_ids": sent, "p_epoch": epoch})
-    return len(sent), error
+    """Send the rows as one batch and mark them sent (same transaction); a broker that refuses
+    leaves them all due."""
+    if not rows:
+        return 0, None
+    try:
+        sender.send_batch([(name, args) for _, name, args in rows])
+    except BrokerUnavailableError as exc:
+        return 0, exc.message
+    session.execute(_MARK_SENT, {"p_ids": [row_id for row_id, _, _ in rows], "p_epoch": epoch})
+    return len(rows), None

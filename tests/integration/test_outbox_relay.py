@@ -49,10 +49,10 @@ class RecordingQueue:
             raise BrokerUnavailableError("broker down")
         return self.epoch
 
-    def send(self, task_name: str, args: Sequence[object]) -> None:
+    def send_batch(self, tasks: Sequence[tuple[str, Sequence[object]]]) -> None:
         if self.down or self.refusing:
             raise BrokerUnavailableError("refused")
-        self.sent.append((task_name, list(args)))
+        self.sent += [(task_name, list(args)) for task_name, args in tasks]
 
 
 @pytest.fixture(scope="module")

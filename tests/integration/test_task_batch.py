@@ -1,0 +1,68 @@
+"""The relay's batch send against a real Redis of the test's own: every task of a batch lands on
+its queue, in order, as Celery messages; a broker that is gone raises the port's error."""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from graphrag.errors import BrokerUnavailableError
+from graphrag.settings import Settings
+from tests.support.own_redis import OwnRedis
+from workers.queue import CeleryTaskQueue, sender_queue
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture()
+def broker(tmp_path: Path) -> Iterator[OwnRedis]:
+    own = OwnRedis(tmp_path / "redis")
+    own.start()
+    try:
+        yield own
+    finally:
+        own.stop()
+
+
+def _sender(settings: Settings, url: str) -> CeleryTaskQueue:
+    redis_settings = settings.redis.model_copy(update={"url": url})
+    return sender_queue(settings.model_copy(update={"redis": redis_settings}))
+
+
+def _queued(url: str, queue: str) -> list[tuple[str, list[object]]]:
+    """(task name, args) of the messages waiting on `queue`, oldest first (consumers pop the
+    list's tail)."""
+    client = redis.Redis.from_url(url)
+    out = []
+    for raw in reversed(client.lrange(queue, 0, -1)):
+        message = json.loads(raw)
+        args, _kwargs, _embed = json.loads(base64.b64decode(message["body"]))
+        out.append((message["headers"]["task"], args))
+    return out
+
+
+def test_a_batch_lands_on_its_queues_in_order(broker: OwnRedis, settings: Settings) -> None:
+    docs = [str(uuid.uuid4()) for _ in range(3)]
+    chunk = str(uuid.uuid4())
+    tasks: list[tuple[str, list[object]]] = [
+        ("document.process", [docs[0], 1]),
+        ("graph.extract_chunk", [docs[1], 2, chunk]),
+        ("document.process", [docs[2], 1]),
+    ]
+    _sender(settings, broker.url).send_batch(tasks)
+    assert _queued(broker.url, settings.celery.docparse_queue) == [tasks[0], tasks[2]]
+    assert _queued(broker.url, settings.celery.graph_queue) == [tasks[1]]
+
+
+def test_a_broker_that_is_gone_raises_the_ports_error(broker: OwnRedis, settings: Settings) -> None:
+    sender = _sender(settings, broker.url)
+    sender.send_batch([("document.process", [str(uuid.uuid4()), 1])])
+    broker.lose()
+    with pytest.raises(BrokerUnavailableError, match="refused"):
+        sender.send_batch([("document.process", [str(uuid.uuid4()), 1])])
