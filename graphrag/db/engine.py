@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, Executable, create_engine, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -16,7 +17,14 @@ from graphrag.db.idle_ping import ping_when_idle
 from graphrag.errors import ServiceUnavailableError
 from graphrag.settings import Settings
 
-__all__ = ["database_url", "make_engine", "make_session_factory", "session_scope", "wait_for_db"]
+__all__ = [
+    "database_url",
+    "execute_alone",
+    "make_engine",
+    "make_session_factory",
+    "session_scope",
+    "wait_for_db",
+]
 
 log = logging.getLogger(__name__)
 
@@ -79,3 +87,14 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+def execute_alone(
+    factory: sessionmaker[Session], statement: Executable, params: Mapping[str, Any]
+) -> list[tuple[Any, ...]]:
+    """The rows of one statement run as a transaction of its own, which the server commits as
+    the statement ends (autocommit): no BEGIN and COMMIT round trips, for a hot path whose
+    transaction would hold that one statement."""
+    with factory() as session:
+        connection = session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        return [tuple(row) for row in connection.execute(statement, params)]

@@ -13,9 +13,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import and_, bindparam, delete, func, select, text, update
+from sqlalchemy import Select, and_, bindparam, delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -40,7 +41,9 @@ __all__ = [
     "record_start",
     "settle",
     "start_own_task",
+    "started_with",
     "task_key",
+    "task_key_params",
 ]
 
 TaskArg = str | int
@@ -169,6 +172,17 @@ _SETTLE = delete(_OUTBOX).where(_LIVE_ROW)
 
 def _key(name: str, args: Sequence[object]) -> dict[str, str]:
     return {"p_key": task_key(name, args)}
+
+
+def task_key_params(request: TaskRequest) -> dict[str, str]:
+    """The bound parameters `started_with` adds to a statement, for this task."""
+    return _key(request.name, request.args)
+
+
+def started_with(query: Select[Any]) -> Select[Any]:
+    """`query`, recording its task's start (`start_own_task`) in the same statement: a task
+    that reads its work and starts its lease in one round trip. Bind `task_key_params`."""
+    return query.add_cte(_RECORD_START.cte("task_started"))
 
 
 def record_start(session: Session, name: str, args: Sequence[object]) -> None:

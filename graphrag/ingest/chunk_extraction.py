@@ -20,11 +20,17 @@ from sqlalchemy import Integer, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.accounting import ChunkCost, add_cost
-from graphrag.db.engine import session_scope
+from graphrag.db.engine import execute_alone, session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
 from graphrag.db.lifecycle import finish_chunk_subtask, hold_live
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
-from graphrag.db.outbox import TaskRequest, end_own_task, extract_chunk, start_own_task
+from graphrag.db.outbox import (
+    TaskRequest,
+    end_own_task,
+    extract_chunk,
+    started_with,
+    task_key_params,
+)
 from graphrag.errors import (
     EmbeddingError,
     GraphDataError,
@@ -95,8 +101,10 @@ class _Key:
 
 _K, _C, _B = (core_table(model).c for model in (Knowledge, Chunk, KnowledgeBase))
 # The few columns the task reads, in one query built once: loading the three rows as objects
-# (the chunk's vector among them) was a large share of a task's CPU in the graph worker.
-_LOAD = (
+# (the chunk's vector among them) was a large share of a task's CPU in the graph worker. The
+# same statement starts the task's lease (`started_with`), so the read is one autocommitted
+# round trip.
+_LOAD = started_with(
     select(
         _K.kb_id,
         _K.attempt,
@@ -121,11 +129,13 @@ _SET_COUNTS = (
 )
 
 
-def _load(session: Session, key: _Key) -> _Work | None:
-    row = session.execute(_LOAD, {"p_chunk": key.chunk_id, "p_id": key.knowledge_id}).one_or_none()
-    if row is None:
+def _load(ctx: GraphContext, key: _Key) -> _Work | None:
+    """The chunk's work while its attempt waits for it, its task's lease started from now."""
+    params = {"p_chunk": key.chunk_id, "p_id": key.knowledge_id, **task_key_params(key.task)}
+    rows = execute_alone(ctx.sessions, _LOAD, params)
+    if not rows:
         return None
-    kb_id, doc_attempt, parse_status, chunk_attempt, graph_status, content, config = row
+    kb_id, doc_attempt, parse_status, chunk_attempt, graph_status, content, config = rows[0]
     if (
         doc_attempt != key.attempt
         or chunk_attempt != key.attempt
@@ -189,13 +199,10 @@ def extract_chunk_graph(
     """
     spend = _Spend(time.monotonic())
     key = _Key(knowledge_id, attempt, chunk_id)
-    with session_scope(ctx.sessions) as session:
-        work = _load(session, key)
-        if work is None:
-            end_own_task(session, key.task)
-        else:
-            start_own_task(session, key.task)
+    work = _load(ctx, key)
     if work is None:
+        with session_scope(ctx.sessions) as session:
+            end_own_task(session, key.task)
         return ChunkOutcome.STALE
     try:
         return _run(ctx, work, key, spend, final_try)
