@@ -22,7 +22,18 @@ import logging
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import Select, bindparam, case, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    bindparam,
+    case,
+    func,
+    literal,
+    select,
+    union_all,
+    update,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
@@ -163,33 +174,50 @@ def _fail_work(session: Session, row: OutboxTask, reason: str) -> None:
 _OUTBOX = core_table(OutboxTask)
 _O = _OUTBOX.c
 _COLUMNS = (_O.id, _O.task_name, _O.args)
+
+
 # The sending pass's statements, built once with bound parameters: a cluster runs several passes a
 # second while it ingests, and building them on each pass cost more CPU than running them.
-_IN_FLIGHT = (
-    select(_O.lane, func.count())
-    .where(_O.lane.in_([OutboxLane.PARSE, OutboxLane.GRAPH]), _O.status == OutboxStatus.SENT)
-    .group_by(_O.lane)
-)
+def _room(lane: OutboxLane, cap: str) -> ColumnElement[int]:
+    """How many more rows a gated lane may send now: its cap (bound as `cap`) less its rows in
+    flight."""
+    in_flight = (
+        select(func.count()).where(_O.lane == lane, _O.status == OutboxStatus.SENT)
+    ).scalar_subquery()
+    return func.greatest(bindparam(cap, type_=Integer) - in_flight, 0)
 
 
-def _due(lane: OutboxLane) -> Select[int, str, list[Any]]:
-    return select(*_COLUMNS).where(
+def _due(lane: OutboxLane, part: int) -> Select[Any]:
+    """A lane's due rows, with the lane's place in the sending order (`part`)."""
+    return select(*_COLUMNS, literal(part).label("part")).where(
         _O.lane == lane,
         _O.status == OutboxStatus.PENDING,
         _O.resends <= bindparam("p_max_resends"),
     )
 
 
-_DUE_DIRECT = _due(OutboxLane.DIRECT).order_by(_O.id).limit(bindparam("p_limit"))
-_DUE_PARSE = _due(OutboxLane.PARSE).order_by(_O.id).limit(bindparam("p_limit"))
-# Round-robin: each document's n-th due row comes before any document's (n+1)-th.
+# Round-robin within the graph lane: each document's n-th due row before any document's (n+1)-th.
 _turn = func.row_number().over(partition_by=_O.knowledge_id, order_by=_O.id).label("turn")
-_ranked = _due(OutboxLane.GRAPH).add_columns(_turn).subquery()
-_DUE_GRAPH = (
-    select(_ranked.c.id, _ranked.c.task_name, _ranked.c.args)
+_ranked = _due(OutboxLane.GRAPH, 2).add_columns(_turn).subquery()
+# One statement for the three lanes (it ran as four: a pass's largest cost after the send):
+# every direct row up to the batch size, then parse rows and graph rows up to their rooms.
+_lanes = union_all(
+    _due(OutboxLane.DIRECT, 0)
+    .add_columns(literal(0).label("turn"))
+    .order_by(_O.id)
+    .limit(bindparam("p_batch")),
+    _due(OutboxLane.PARSE, 1)
+    .add_columns(literal(0).label("turn"))
+    .order_by(_O.id)
+    .limit(_room(OutboxLane.PARSE, "p_parse_cap")),
+    select(_ranked)
     .order_by(_ranked.c.turn, _ranked.c.id)
-    .limit(bindparam("p_limit"))
+    .limit(_room(OutboxLane.GRAPH, "p_graph_cap")),
+).subquery()
+_DUE = select(_lanes.c.id, _lanes.c.task_name, _lanes.c.args).order_by(
+    _lanes.c.part, _lanes.c.turn, _lanes.c.id
 )
+
 _MARK_SENT = (
     update(_OUTBOX)
     .where(_O.id.in_(bindparam("p_ids", expanding=True)), _O.status == OutboxStatus.PENDING)
@@ -203,33 +231,18 @@ _MARK_SENT = (
 )
 
 
-def _rooms(session: Session, settings: OutboxSettings) -> dict[OutboxLane, int]:
-    """How many more rows the gated lanes may send now (their cap less the rows in flight)."""
-    caps = {OutboxLane.PARSE: settings.parse_in_flight, OutboxLane.GRAPH: settings.graph_in_flight}
-    in_flight = {lane: int(count) for lane, count in session.execute(_IN_FLIGHT)}
-    return {lane: max(cap - in_flight.get(lane, 0), 0) for lane, cap in caps.items()}
-
-
 _Due = tuple[int, str, list[Any]]
-
-
-def _fetch(
-    session: Session, query: Select[int, str, list[Any]], limit: int, max_resends: int
-) -> list[_Due]:
-    params = {"p_limit": limit, "p_max_resends": max_resends}
-    return [(row_id, name, args) for row_id, name, args in session.execute(query, params)]
 
 
 def pick_due(session: Session, settings: OutboxSettings) -> list[_Due]:
     """The rows to send now, as (id, task name, args), in sending order."""
-    cap = settings.max_resends
-    picked = _fetch(session, _DUE_DIRECT, settings.batch_size, cap)
-    rooms = _rooms(session, settings)
-    if rooms[OutboxLane.PARSE]:
-        picked += _fetch(session, _DUE_PARSE, rooms[OutboxLane.PARSE], cap)
-    if rooms[OutboxLane.GRAPH]:
-        picked += _fetch(session, _DUE_GRAPH, rooms[OutboxLane.GRAPH], cap)
-    return picked
+    params = {
+        "p_max_resends": settings.max_resends,
+        "p_batch": settings.batch_size,
+        "p_parse_cap": settings.parse_in_flight,
+        "p_graph_cap": settings.graph_in_flight,
+    }
+    return [(row_id, name, args) for row_id, name, args in session.execute(_DUE, params)]
 
 
 def _send(

@@ -134,6 +134,30 @@ def test_graph_rows_are_picked_round_robin_within_the_in_flight_cap(
     assert relay_once(sessions, queue, outbox).sent == 1  # one slot freed, one row sent
 
 
+def test_a_pass_sends_direct_rows_then_parse_and_graph_rows_within_their_caps(
+    sessions: sessionmaker[Session], settings: Settings
+) -> None:
+    docs, kb = [uuid.uuid4() for _ in range(3)], uuid.uuid4()
+    with session_scope(sessions) as session:
+        enqueue(session, *(extract_chunk(docs[0], 1, uuid.uuid4()) for _ in range(2)))
+        enqueue(session, *(process_document(doc, 1) for doc in docs))
+        enqueue(session, delete_knowledge_base(kb))
+    queue = RecordingQueue()
+    outbox = _settings(settings, parse_in_flight=2, graph_in_flight=1)
+    assert relay_once(sessions, queue, outbox).sent == 4
+    assert queue.sent[:3] == [
+        ("document.delete_kb", [str(kb)]),
+        ("document.process", [str(docs[0]), 1]),
+        ("document.process", [str(docs[1]), 1]),
+    ]
+    assert queue.sent[3][0] == "graph.extract_chunk"
+    assert relay_once(sessions, queue, outbox).sent == 0  # both gated lanes are full
+    with session_scope(sessions) as session:
+        settle(session, "document.process", [str(docs[0]), 1])
+    assert relay_once(sessions, queue, outbox).sent == 1
+    assert queue.sent[-1] == ("document.process", [str(docs[2]), 1])
+
+
 def test_a_refusing_broker_leaves_rows_due(
     sessions: sessionmaker[Session], settings: Settings
 ) -> None:
