@@ -77,12 +77,22 @@ class CeleryTaskQueue:
     def broker_epoch(self) -> str:
         candidate = uuid.uuid4().hex
         try:
-            if self._client().set(BROKER_EPOCH_KEY, candidate, nx=True):
-                self._declare_queues()
+            # One round trip while the epoch stands (every relay pass asks).
             value = self._client().get(BROKER_EPOCH_KEY)
+            if value is None:
+                if self._client().set(BROKER_EPOCH_KEY, candidate, nx=True):
+                    self._declare_queues()
+                value = self._client().get(BROKER_EPOCH_KEY)
         except (KombuError, redis.RedisError, OSError) as exc:
             raise BrokerUnavailableError(f"the broker did not answer: {exc}") from exc
         return value.decode() if value else candidate
+
+    def close(self) -> None:
+        """Give back the broker connections (the producers' pool, the epoch's client)."""
+        self.app.close()
+        if self._redis is not None:
+            self._redis.close()
+            self._redis = None
 
     def _declare_queues(self) -> None:
         # A new epoch is an empty broker: its queue bindings went too, and a message published

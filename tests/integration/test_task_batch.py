@@ -1,5 +1,6 @@
-"""The relay's batch send against a real Redis of the test's own: every task of a batch lands on
-its queue, in order, as Celery messages; a broker that is gone raises the port's error."""
+"""The relay's side of the broker against a real Redis of the test's own: every task of a batch
+lands on its queue, in order, as Celery messages; a broker that is gone raises the port's error;
+the broker's epoch stands until the broker loses its keys."""
 
 from __future__ import annotations
 
@@ -30,24 +31,32 @@ def broker(tmp_path: Path) -> Iterator[OwnRedis]:
         own.stop()
 
 
-def _sender(settings: Settings, url: str) -> CeleryTaskQueue:
-    redis_settings = settings.redis.model_copy(update={"url": url})
-    return sender_queue(settings.model_copy(update={"redis": redis_settings}))
+@pytest.fixture()
+def sender(broker: OwnRedis, settings: Settings) -> Iterator[CeleryTaskQueue]:
+    redis_settings = settings.redis.model_copy(update={"url": broker.url})
+    queue = sender_queue(settings.model_copy(update={"redis": redis_settings}))
+    try:
+        yield queue
+    finally:
+        queue.close()
 
 
 def _queued(url: str, queue: str) -> list[tuple[str, list[object]]]:
     """(task name, args) of the messages waiting on `queue`, oldest first (consumers pop the
     list's tail)."""
-    client = redis.Redis.from_url(url)
+    with redis.Redis.from_url(url) as client:
+        raws = client.lrange(queue, 0, -1)
     out = []
-    for raw in reversed(client.lrange(queue, 0, -1)):
+    for raw in reversed(raws):
         message = json.loads(raw)
         args, _kwargs, _embed = json.loads(base64.b64decode(message["body"]))
         out.append((message["headers"]["task"], args))
     return out
 
 
-def test_a_batch_lands_on_its_queues_in_order(broker: OwnRedis, settings: Settings) -> None:
+def test_a_batch_lands_on_its_queues_in_order(
+    broker: OwnRedis, sender: CeleryTaskQueue, settings: Settings
+) -> None:
     docs = [str(uuid.uuid4()) for _ in range(3)]
     chunk = str(uuid.uuid4())
     tasks: list[tuple[str, list[object]]] = [
@@ -55,14 +64,27 @@ def test_a_batch_lands_on_its_queues_in_order(broker: OwnRedis, settings: Settin
         ("graph.extract_chunk", [docs[1], 2, chunk]),
         ("document.process", [docs[2], 1]),
     ]
-    _sender(settings, broker.url).send_batch(tasks)
+    sender.send_batch(tasks)
     assert _queued(broker.url, settings.celery.docparse_queue) == [tasks[0], tasks[2]]
     assert _queued(broker.url, settings.celery.graph_queue) == [tasks[1]]
 
 
-def test_a_broker_that_is_gone_raises_the_ports_error(broker: OwnRedis, settings: Settings) -> None:
-    sender = _sender(settings, broker.url)
+def test_a_broker_that_is_gone_raises_the_ports_error(
+    broker: OwnRedis, sender: CeleryTaskQueue
+) -> None:
     sender.send_batch([("document.process", [str(uuid.uuid4()), 1])])
     broker.lose()
     with pytest.raises(BrokerUnavailableError, match="refused"):
         sender.send_batch([("document.process", [str(uuid.uuid4()), 1])])
+
+
+def test_the_epoch_stands_until_the_broker_loses_its_keys(
+    broker: OwnRedis, sender: CeleryTaskQueue
+) -> None:
+    first = sender.broker_epoch()
+    assert sender.broker_epoch() == first
+    broker.lose()
+    broker.start()
+    second = sender.broker_epoch()
+    assert second != first
+    assert sender.broker_epoch() == second
