@@ -176,8 +176,6 @@ _O = _OUTBOX.c
 _COLUMNS = (_O.id, _O.task_name, _O.args)
 
 
-# The sending pass's statements, built once with bound parameters: a cluster runs several passes a
-# second while it ingests, and building them on each pass cost more CPU than running them.
 def _room(lane: OutboxLane, cap: str) -> ColumnElement[int]:
     """How many more rows a gated lane may send now: its cap (bound as `cap`) less its rows in
     flight."""
@@ -196,6 +194,8 @@ def _due(lane: OutboxLane, part: int) -> Select[Any]:
     )
 
 
+# The sending pass's statements, built once with bound parameters: a cluster runs several passes a
+# second while it ingests, and building them on each pass cost more CPU than running them.
 # Round-robin within the graph lane: each document's n-th due row before any document's (n+1)-th.
 _turn = func.row_number().over(partition_by=_O.knowledge_id, order_by=_O.id).label("turn")
 _ranked = _due(OutboxLane.GRAPH, 2).add_columns(_turn).subquery()
@@ -217,7 +217,6 @@ _lanes = union_all(
 _DUE = select(_lanes.c.id, _lanes.c.task_name, _lanes.c.args).order_by(
     _lanes.c.part, _lanes.c.turn, _lanes.c.id
 )
-
 _MARK_SENT = (
     update(_OUTBOX)
     .where(_O.id.in_(bindparam("p_ids", expanding=True)), _O.status == OutboxStatus.PENDING)
