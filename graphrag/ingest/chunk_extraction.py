@@ -13,7 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from sqlalchemy import Integer, bindparam, select, update
@@ -43,7 +43,7 @@ from graphrag.extraction.models import ExtractConfig
 from graphrag.extraction.output_parser import parse_graph_output
 from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.graph.models import GraphData
-from graphrag.graph.name_vectors import EmbedTexts, write_name_vectors
+from graphrag.graph.name_vectors import EmbedTexts, KeysInHand, write_name_vectors
 from graphrag.graph.store import GraphStore
 from graphrag.llm.client import LlmClient, LlmReply
 from graphrag.settings import Settings
@@ -73,6 +73,7 @@ class GraphContext:
     llm: LlmClient
     graph: GraphStore
     embed_names: EmbedTexts | None = None  # name vectors for near matches; None: none written
+    names_in_hand: KeysInHand = field(default_factory=KeysInHand)  # shared by the threads
 
 
 class ChunkOutcome(StrEnum):
@@ -177,7 +178,7 @@ def _write_name_vectors(ctx: GraphContext, kb_id: uuid.UUID, missing: list[str])
     if ctx.embed_names is None or not ctx.settings.extraction.name_vectors:
         return
     try:
-        write_name_vectors(ctx.graph, kb_id, missing, ctx.embed_names)
+        write_name_vectors(ctx.graph, kb_id, missing, ctx.embed_names, ctx.names_in_hand)
     except EmbeddingError as exc:
         # Near matches are a bonus on top of exact ones: the chunk's graph still stands.
         log.warning("name vectors not written for base %s: %s", kb_id, exc.message)
