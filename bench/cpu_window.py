@@ -9,12 +9,13 @@ Redis, the Neo4j JVM), else as `other`.
 from __future__ import annotations
 
 import os
+import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CpuSpent", "CpuWindow"]
+__all__ = ["CpuSpent", "CpuWindow", "wait_quiet"]
 
 _PROC = Path("/proc")
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -46,12 +47,18 @@ def _processes() -> dict[int, _Process]:
     return found
 
 
-def _kind(pid: int, processes: Mapping[int, _Process], roots: Mapping[int, str]) -> str:
+def _root(pid: int, processes: Mapping[int, _Process], roots: Collection[int]) -> int | None:
+    """The nearest of `roots` among the process and its ancestors (None: none of them)."""
     seen = pid
     while seen in processes and seen not in roots:
         seen = processes[seen].parent
-    if seen in roots:
-        return roots[seen]
+    return seen if seen in roots else None
+
+
+def _kind(pid: int, processes: Mapping[int, _Process], roots: Mapping[int, str]) -> str:
+    root = _root(pid, processes, roots)
+    if root is not None:
+        return roots[root]
     return _BY_COMMAND.get(processes[pid].command, "other")
 
 
@@ -103,3 +110,30 @@ class CpuWindow:
             spent[kind] += process.user_s - user_0 + process.system_s - system_0
             system[kind] += process.system_s - system_0
         return CpuSpent(dict(spent), dict(system), idle, stolen, total)
+
+
+def _cpu_under(roots: Collection[int]) -> float:
+    """CPU seconds (user + system) of these processes and their descendants alive now."""
+    processes = _processes()
+    return sum(
+        p.user_s + p.system_s
+        for pid, p in processes.items()
+        if _root(pid, processes, roots) is not None
+    )
+
+
+def wait_quiet(
+    roots: Collection[int], busy_share: float, interval_s: float, timeout_s: float
+) -> bool:
+    """Wait until these processes (children included) spent under `busy_share` of one core over
+    `interval_s`: started workers finish opening their connections before the clock starts.
+    False: still busy after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    before = _cpu_under(roots)
+    while time.monotonic() < deadline:
+        time.sleep(interval_s)
+        now = _cpu_under(roots)
+        if now - before < busy_share * interval_s:
+            return True
+        before = now
+    return False
