@@ -46,12 +46,12 @@ def write_name_vectors(
     kb_id: uuid.UUID,
     missing: Sequence[str],
     embed: EmbedTexts,
-    in_hand: KeysInHand | None = None,
+    in_hand: KeysInHand,
 ) -> int:
     """Embed and store the vectors of the `missing` keys (as `write_chunk_graph` returned them)
     that no other thread sharing `in_hand` is storing; how many. A key whose base node went
     away meanwhile is skipped by the store."""
-    with (in_hand or KeysInHand()).take(kb_id, missing) as keys:
+    with in_hand.take(kb_id, missing) as keys:
         if not keys:
             return 0
         vectors = embed(keys)
