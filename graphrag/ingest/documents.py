@@ -37,7 +37,7 @@ from graphrag.ingest.schemas import (
     TextImport,
 )
 from graphrag.ingest.storage import FileStorage
-from graphrag.kb.service import get_kb_row
+from graphrag.kb.service import require_live_kb
 from graphrag.settings import Settings
 
 __all__ = [
@@ -117,7 +117,7 @@ def add_document(
     content (415 on mismatch), a sha256 already in the base answers 409 with the existing id,
     and the original is written before the row is flushed, and removed if the row fails.
     """
-    kb = get_kb_row(session, tenant_id, kb_id)
+    require_live_kb(session, tenant_id, kb_id)
     file_type = detect_file_type(
         new.data,
         file_name=new.file_name,
@@ -125,14 +125,14 @@ def add_document(
         max_control_ratio=settings.ingest.max_control_char_ratio,
     )
     sha256 = hashlib.sha256(new.data).hexdigest()
-    existing = _existing_duplicate(session, kb.id, sha256)
+    existing = _existing_duplicate(session, kb_id, sha256)
     if existing is not None:
         raise _duplicate_error(existing)
     doc_id = uuid.uuid4()
-    path = storage.save(kb.id, doc_id, new.data)
+    path = storage.save(kb_id, doc_id, new.data)
     doc = Knowledge(
         id=doc_id,
-        kb_id=kb.id,
+        kb_id=kb_id,
         tenant_id=tenant_id,
         source=new.source,
         file_name=safe_file_name(
@@ -152,12 +152,11 @@ def add_document(
     except IntegrityError as exc:
         # Two identical uploads raced: the unique index kept one, this one is the duplicate.
         session.rollback()
-        storage.delete_document(kb.id, doc_id)
-        existing = _existing_duplicate(session, kb.id, sha256)
+        storage.delete_document(kb_id, doc_id)
+        existing = _existing_duplicate(session, kb_id, sha256)
         if existing is None:
             raise ConflictError("the document could not be stored, try again") from exc
         raise _duplicate_error(existing) from exc
-    session.refresh(doc)
     return KnowledgePublic.model_validate(doc)
 
 
@@ -188,8 +187,8 @@ def list_documents(
     page_size: int,
     status: ParseStatus | None = None,
 ) -> Page[KnowledgePublic]:
-    kb = get_kb_row(session, tenant_id, kb_id)
-    where = [Knowledge.kb_id == kb.id, Knowledge.parse_status != ParseStatus.DELETING]
+    require_live_kb(session, tenant_id, kb_id)
+    where = [Knowledge.kb_id == kb_id, Knowledge.parse_status != ParseStatus.DELETING]
     if status is not None:
         where.append(Knowledge.parse_status == status)
     query = select(Knowledge).where(*where).order_by(Knowledge.created_at.desc(), Knowledge.id)
@@ -302,7 +301,6 @@ def request_cancel(
     doc.pending_subtasks_count = 0
     doc.status_changed_at = func.now()
     session.flush()
-    session.refresh(doc)
     return KnowledgePublic.model_validate(doc)
 
 

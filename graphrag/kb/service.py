@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from graphrag.db.enums import KnowledgeBaseStatus, ParseStatus
 from graphrag.db.models import Knowledge, KnowledgeBase
 from graphrag.db.tenant_rows import tenant_row
-from graphrag.errors import ConflictError
+from graphrag.errors import ConflictError, NotFoundError
 from graphrag.extraction.models import ExtractConfig, check_extract_config
 from graphrag.graph.store import GraphStore
 from graphrag.kb.chunking import ChunkingConfig, check_chunking, default_chunking
@@ -31,6 +31,7 @@ __all__ = [
     "kb_graph_on",
     "list_kbs",
     "request_kb_delete",
+    "require_live_kb",
     "to_public",
     "update_kb",
 ]
@@ -63,6 +64,21 @@ def get_kb_row(
         where=[KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE],
         for_update=for_update,
     )
+
+
+# The per-file check of an upload, by id alone: loading the whole base (its JSON configurations
+# decoded) for every file of a batch was a fifth of the upload's CPU.
+_LIVE_KB = select(KnowledgeBase.id).where(
+    KnowledgeBase.id == bindparam("p_kb"),
+    KnowledgeBase.tenant_id == bindparam("p_tenant"),
+    KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE,
+)
+
+
+def require_live_kb(session: Session, tenant_id: uuid.UUID, kb_id: uuid.UUID) -> None:
+    """`NotFoundError` unless this tenant's base exists and is live, as `get_kb_row` would say."""
+    if session.execute(_LIVE_KB, {"p_kb": kb_id, "p_tenant": tenant_id}).first() is None:
+        raise NotFoundError("knowledge base not found", kb_id=str(kb_id))
 
 
 def _check_limits(
