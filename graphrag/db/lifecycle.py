@@ -20,22 +20,9 @@ from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
 __all__ = [
     "finish_chunk_subtask",
     "hold_live",
-    "lock_current",
     "mark_failed",
     "set_stage",
 ]
-
-
-def lock_current(
-    session: Session, knowledge_id: uuid.UUID, attempt: int, allowed: frozenset[ParseStatus]
-) -> Knowledge | None:
-    """The document row, locked, if `attempt` is still its attempt and its status is allowed."""
-    doc = session.execute(
-        select(Knowledge).where(Knowledge.id == knowledge_id).with_for_update()
-    ).scalar_one_or_none()
-    if doc is None or doc.attempt != attempt or doc.parse_status not in allowed:
-        return None
-    return doc
 
 
 _KNOWLEDGE, _CHUNK = core_table(Knowledge), core_table(Chunk)

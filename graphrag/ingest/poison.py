@@ -34,18 +34,26 @@ def stuck_reason(requeues: int) -> str:
     return f"the document stayed stuck after {requeues} re-enqueues; it is not processed again"
 
 
-def fail_if_poisoned(session: Session, doc: Knowledge, max_deliveries: int) -> bool:
-    """Count this delivery of the locked `doc`; after `max_deliveries` runs that never settled,
-    fail it instead (True: the caller stops)."""
-    if doc.deliveries >= max_deliveries:
-        doc.parse_status = ParseStatus.FAILED
-        doc.error = poisoned_reason(doc.deliveries)
-        doc.pending_subtasks_count = 0
-        doc.status_changed_at = func.now()
-        log.warning("document %s failed: %s", doc.id, doc.error)
-        return True
-    doc.deliveries += 1
-    return False
+def fail_if_poisoned(
+    session: Session, knowledge_id: uuid.UUID, deliveries: int, max_deliveries: int
+) -> bool:
+    """Fail the locked document once `max_deliveries` runs of it never settled (True: the
+    caller stops); otherwise the caller's claim counts this delivery."""
+    if deliveries < max_deliveries:
+        return False
+    reason = poisoned_reason(deliveries)
+    session.execute(
+        update(Knowledge)
+        .where(Knowledge.id == knowledge_id)
+        .values(
+            parse_status=ParseStatus.FAILED,
+            error=reason,
+            pending_subtasks_count=0,
+            status_changed_at=func.now(),
+        )
+    )
+    log.warning("document %s failed: %s", knowledge_id, reason)
+    return True
 
 
 def give_up_stuck(session: Session, stuck: Sequence[Any], max_requeues: int) -> list[uuid.UUID]:

@@ -16,16 +16,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus, Stage, StageStatus
-from graphrag.db.lifecycle import lock_current, mark_failed, set_stage
+from graphrag.db.lifecycle import mark_failed, set_stage
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
 from graphrag.db.outbox import TaskRequest, end_own_task, enqueue, extract_chunk, start_own_task
 from graphrag.db.outbox import process_document as process_request
 from graphrag.errors import InvalidInputError, ParseError
+from graphrag.extraction.models import ExtractConfig
 from graphrag.ingest.captioning import build_captioner
 from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.context import IngestContext
@@ -36,8 +37,7 @@ from graphrag.ingest.parsing import parse_file
 from graphrag.ingest.poison import fail_if_poisoned
 from graphrag.ingest.schemas import StageProgress
 from graphrag.kb.chunking import ChunkingConfig
-from graphrag.kb.schemas import IndexingStrategy
-from graphrag.kb.service import kb_graph_on
+from graphrag.kb.schemas import IndexingStrategy, graph_on
 
 __all__ = [
     "ProcessOutcome",
@@ -50,8 +50,62 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _CLAIMABLE = frozenset({ParseStatus.PENDING, ParseStatus.PROCESSING})
-# On the table, not the model: the ORM's bulk insert path cost more CPU than the insert.
+_K, _B = core_table(Knowledge).c, core_table(KnowledgeBase).c
+# The write's statements, on the tables and built once: the ORM's paths (the bulk insert, the
+# whole rows of the document and its base loaded, the unit of work's update) cost more CPU
+# than the statements themselves.
 _INSERT_CHUNKS = insert(core_table(Chunk))
+_DELETE_CHUNKS = delete(core_table(Chunk)).where(
+    core_table(Chunk).c.knowledge_id == bindparam("p_id")
+)
+_GRAPH_SWITCH = (
+    select(_B.indexing, _B.extract_config)
+    .where(_B.id == bindparam("p_kb"))
+    .with_for_update(read=True)
+)
+# The claim: the document locked (not its base) with what the run needs of both.
+_LOCK_FOR_CLAIM = (
+    select(_K.kb_id, _K.file_type, _K.storage_path, _K.deliveries, _B.chunking, _B.indexing)
+    .join_from(core_table(Knowledge), core_table(KnowledgeBase), _K.kb_id == _B.id)
+    .where(
+        _K.id == bindparam("p_id"),
+        _K.attempt == bindparam("p_attempt"),
+        _K.parse_status.in_(_CLAIMABLE),
+    )
+    .with_for_update(of=core_table(Knowledge))
+)
+_START_PROCESSING = (
+    update(core_table(Knowledge))
+    .where(_K.id == bindparam("p_id"))
+    .values(
+        parse_status=ParseStatus.PROCESSING,
+        status_changed_at=func.now(),
+        deliveries=_K.deliveries + 1,
+        progress=_K.progress.op("||")(bindparam("p_stages", type_=_K.progress.type)),
+    )
+)
+_LOCK_FOR_WRITE = (
+    select(_K.id)
+    .where(
+        _K.id == bindparam("p_id"),
+        _K.attempt == bindparam("p_attempt"),
+        _K.parse_status.in_(_CLAIMABLE),
+    )
+    .with_for_update()
+)
+_SETTLE_WRITE = (
+    update(core_table(Knowledge))
+    .where(_K.id == bindparam("p_id"))
+    .values(
+        chunk_count=bindparam("p_chunks"),
+        page_count=bindparam("p_pages"),
+        stats=bindparam("p_stats", type_=_K.stats.type),
+        pending_subtasks_count=bindparam("p_pending"),
+        parse_status=bindparam("p_status", type_=_K.parse_status.type),
+        status_changed_at=func.now(),
+        progress=_K.progress.op("||")(bindparam("p_stages", type_=_K.progress.type)),
+    )
+)
 
 
 class _SupersededError(Exception):
@@ -74,17 +128,17 @@ def chunk_id_for(knowledge_id: uuid.UUID, attempt: int, seq: int) -> uuid.UUID:
     return uuid.uuid5(knowledge_id, f"{attempt}:{seq}")
 
 
+@dataclass(frozen=True)
 class _Job:
     """What the claim step learnt, so later steps do not go back to the database for it."""
 
-    def __init__(self, doc: Knowledge, kb: KnowledgeBase) -> None:
-        self.knowledge_id = doc.id
-        self.kb_id = doc.kb_id
-        self.attempt = doc.attempt
-        self.file_type = FileType(doc.file_type)
-        self.storage_path = doc.storage_path or ""
-        self.chunking = ChunkingConfig.model_validate(kb.chunking)
-        self.indexing = IndexingStrategy.model_validate(kb.indexing)
+    knowledge_id: uuid.UUID
+    kb_id: uuid.UUID
+    attempt: int
+    file_type: FileType
+    storage_path: str
+    chunking: ChunkingConfig
+    indexing: IndexingStrategy
 
     @property
     def task(self) -> TaskRequest:
@@ -114,20 +168,25 @@ def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | 
 def _take(
     ctx: IngestContext, session: Session, knowledge_id: uuid.UUID, attempt: int
 ) -> _Job | None:
-    doc = lock_current(session, knowledge_id, attempt, _CLAIMABLE)
-    if doc is None:
+    params = {"p_id": knowledge_id, "p_attempt": attempt}
+    claimed = session.execute(_LOCK_FOR_CLAIM, params).first()
+    if claimed is None:
         return None
-    kb = session.get(KnowledgeBase, doc.kb_id)
-    if kb is None:
+    kb_id, file_type, storage_path, deliveries, chunking, indexing = claimed
+    if fail_if_poisoned(session, knowledge_id, deliveries, ctx.settings.ingest.max_deliveries):
         return None
-    if fail_if_poisoned(session, doc, ctx.settings.ingest.max_deliveries):
-        return None
-    doc.parse_status = ParseStatus.PROCESSING
-    doc.status_changed_at = func.now()
     # The parse stage starts with the claim: one transaction, not two.
-    parse = StageProgress(status=StageStatus.RUNNING)
-    doc.progress = {**doc.progress, Stage.PARSE: parse.stored()}
-    return _Job(doc, kb)
+    parse = {Stage.PARSE: StageProgress(status=StageStatus.RUNNING).stored()}
+    session.execute(_START_PROCESSING, {"p_id": knowledge_id, "p_stages": parse})
+    return _Job(
+        knowledge_id,
+        kb_id,
+        attempt,
+        FileType(file_type),
+        storage_path or "",
+        ChunkingConfig.model_validate(chunking),
+        IndexingStrategy.model_validate(indexing),
+    )
 
 
 def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> ProcessOutcome:
@@ -283,26 +342,21 @@ def _write(
     with session_scope(ctx.sessions) as session:
         # The base first, then the document: the order a base's update or deletion locks them.
         graph_on = _graph_on_now(ctx, session, job)
-        doc = lock_current(session, job.knowledge_id, job.attempt, _CLAIMABLE)
-        if doc is None:
+        params = {"p_id": job.knowledge_id, "p_attempt": job.attempt}
+        if session.execute(_LOCK_FOR_WRITE, params).first() is None:
             return None
         end_own_task(session, job.task)
         cap = ctx.settings.ingest.graph_max_chunks
         graph_ids, over = _select_for_graph(rows, cap) if graph_on else ([], 0)
-        session.execute(delete(Chunk).where(Chunk.knowledge_id == job.knowledge_id))
+        session.execute(_DELETE_CHUNKS, {"p_id": job.knowledge_id})
         if rows:
             session.execute(_INSERT_CHUNKS, rows)
-        doc.chunk_count = len(rows)
-        doc.page_count = len(parsed.pages)
-        doc.stats = parsed.stats.model_dump()
-        doc.pending_subtasks_count = len(graph_ids)
-        doc.status_changed_at = func.now()
         if graph_ids:
-            doc.parse_status = ParseStatus.FINALIZING
+            status = ParseStatus.FINALIZING
             graph_stage = StageProgress(status=StageStatus.RUNNING, total=len(graph_ids))
             enqueue(session, *(extract_chunk(job.knowledge_id, job.attempt, c) for c in graph_ids))
         else:
-            doc.parse_status = ParseStatus.COMPLETED
+            status = ParseStatus.COMPLETED
             graph_stage = StageProgress(status=StageStatus.SKIPPED)
         if over:
             graph_stage = graph_stage.model_copy(
@@ -314,22 +368,36 @@ def _write(
             total=len(rows),
             seconds=time.monotonic() - started,
         )
-        doc.progress = {
-            **doc.progress,
+        stages = {
             Stage.EMBED: embed_stage.stored(),
             Stage.INDEX: index_stage.stored(),
             Stage.GRAPH: graph_stage.stored(),
         }
+        written = {
+            "p_id": job.knowledge_id,
+            "p_chunks": len(rows),
+            "p_pages": len(parsed.pages),
+            "p_stats": parsed.stats.model_dump(),
+            "p_pending": len(graph_ids),
+            "p_status": status,
+            "p_stages": stages,
+        }
+        session.execute(_SETTLE_WRITE, written)
         return graph_ids
 
 
-def _graph_on_now(ctx: IngestContext, session: Any, job: _Job) -> bool:
+def _graph_on_now(ctx: IngestContext, session: Session, job: _Job) -> bool:
     """The base's graph switch as committed now, read under a share lock of the base's row: a
     switch flipped while this document was parsed is seen here (see `ingest.graph_switch`)."""
-    kb = session.execute(
-        select(KnowledgeBase).where(KnowledgeBase.id == job.kb_id).with_for_update(read=True)
-    ).scalar_one_or_none()
-    return kb is not None and kb_graph_on(ctx.settings, kb)
+    row = session.execute(_GRAPH_SWITCH, {"p_kb": job.kb_id}).first()
+    if row is None:
+        return False
+    indexing, extract = row
+    return graph_on(
+        ctx.settings,
+        IndexingStrategy.model_validate(indexing),
+        ExtractConfig.model_validate(extract),
+    )
 
 
 @dataclass(frozen=True)
