@@ -9,8 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import Integer, bindparam, case, func, literal, select, update
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import Integer, bindparam, case, func, select, update
 from sqlalchemy.orm import Session
 
 from graphrag.db.accounting import COST_INCREMENTS, ChunkCost, cost_params
@@ -65,6 +64,18 @@ def hold_live(session: Session, kb_id: uuid.UUID, knowledge_id: uuid.UUID, attem
     return session.execute(_HOLD_DOCUMENT, params).scalar_one_or_none() is not None
 
 
+# A stage's progress merged into the document's, while the attempt is current and working.
+_SET_STAGE = (
+    update(_KNOWLEDGE)
+    .where(
+        _K.id == bindparam("p_id"),
+        _K.attempt == bindparam("p_attempt"),
+        _K.parse_status.in_(ParseStatus.working()),
+    )
+    .values(progress=_K.progress.op("||")(bindparam("p_stages", type_=_K.progress.type)))
+)
+
+
 def set_stage(
     session: Session,
     knowledge_id: uuid.UUID,
@@ -76,15 +87,8 @@ def set_stage(
     """Record one stage's status and counts (done, total, seconds); False when the attempt is
     no longer current (stop working)."""
     progress = {"status": str(status), **counts}
-    result = session.execute(
-        update(Knowledge)
-        .where(
-            Knowledge.id == knowledge_id,
-            Knowledge.attempt == attempt,
-            Knowledge.parse_status.in_(ParseStatus.working()),
-        )
-        .values(progress=Knowledge.progress.op("||")(literal({str(stage): progress}, JSONB)))
-    )
+    params = {"p_id": knowledge_id, "p_attempt": attempt, "p_stages": {str(stage): progress}}
+    result = session.execute(_SET_STAGE, params)
     return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of an UPDATE
 
 
