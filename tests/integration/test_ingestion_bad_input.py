@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from tests.support.http_server import ThreadedServer
 from tests.support.worker import WorkerProcess
 
 pytestmark = pytest.mark.integration
+
+RACERS = 8  # concurrent uploads of one file
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +97,27 @@ def test_duplicate_is_409_with_existing_id(http: httpx.Client, kb: dict[str, Any
     assert first.status_code == 202
     body = _error(upload(http, kb["id"], "b.txt", data), 409, "duplicate_document")
     assert body["details"]["existing_id"] == first.json()["id"]
+
+
+def test_same_file_uploaded_at_once_is_stored_once(
+    http: httpx.Client, kb: dict[str, Any], db_session: Session
+) -> None:
+    # Concurrent uploads can all pass the duplicate check; the unique index then keeps one
+    # and the others must still answer 409 with its id, never a 5xx or a second row.
+    data = f"Raced text {uuid.uuid4()} sent by several clients at once.".encode()
+    before = _count(db_session, kb["id"])
+    with ThreadPoolExecutor(RACERS) as pool:
+        answers = list(
+            pool.map(lambda i: upload(http, kb["id"], f"race-{i}.txt", data), range(RACERS))
+        )
+    accepted = [a for a in answers if a.status_code == 202]
+    assert len(accepted) == 1, [a.text for a in answers]
+    kept = accepted[0].json()["id"]
+    for answer in answers:
+        if answer is not accepted[0]:
+            body = _error(answer, 409, "duplicate_document")
+            assert body["details"]["existing_id"] == kept
+    assert _count(db_session, kb["id"]) == before + 1
 
 
 @pytest.mark.parametrize(
