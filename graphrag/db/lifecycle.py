@@ -25,24 +25,23 @@ __all__ = [
 
 
 _KNOWLEDGE, _CHUNK = core_table(Knowledge), core_table(Chunk)
-_K, _C, _B = _KNOWLEDGE.c, _CHUNK.c, core_table(KnowledgeBase).c
+_BASES = core_table(KnowledgeBase)
+_K, _C, _B = _KNOWLEDGE.c, _CHUNK.c, _BASES.c
 
 # Statements of the graph task's hot path, built once with bound parameters (see
-# `db.accounting`): the base, then the document, key-share locked while the attempt is live.
-_HOLD_BASE = (
-    select(_B.id)
-    .where(_B.id == bindparam("p_kb"), _B.status == KnowledgeBaseStatus.ACTIVE)
-    .with_for_update(read=True, key_share=True)
-)
-_HOLD_DOCUMENT = (
+# `db.accounting`). The base and the live document, key-share locked in that order (the order
+# of the OF list) by one statement.
+_HOLD_LIVE = (
     select(_K.id)
+    .select_from(_BASES.join(_KNOWLEDGE, _K.kb_id == _B.id))
     .where(
+        _B.id == bindparam("p_kb"),
+        _B.status == KnowledgeBaseStatus.ACTIVE,
         _K.id == bindparam("p_id"),
-        _K.kb_id == bindparam("p_kb"),
         _K.attempt == bindparam("p_attempt"),
         _K.parse_status == ParseStatus.FINALIZING,
     )
-    .with_for_update(read=True, key_share=True)
+    .with_for_update(read=True, key_share=True, of=[_BASES, _KNOWLEDGE])
 )
 
 
@@ -58,10 +57,8 @@ def hold_live(session: Session, kb_id: uuid.UUID, knowledge_id: uuid.UUID, attem
     share lock would make two settling siblings wait on each other). The base is locked first,
     in the order a base deletion takes them, so the two never deadlock.
     """
-    if session.execute(_HOLD_BASE, {"p_kb": kb_id}).scalar_one_or_none() is None:
-        return False
     params = {"p_id": knowledge_id, "p_kb": kb_id, "p_attempt": attempt}
-    return session.execute(_HOLD_DOCUMENT, params).scalar_one_or_none() is not None
+    return session.execute(_HOLD_LIVE, params).first() is not None
 
 
 # A stage's progress merged into the document's, while the attempt is current and working.
