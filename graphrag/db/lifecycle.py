@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import Integer, bindparam, case, func, select, update
+from sqlalchemy import Integer, bindparam, case, exists, func, select, update
 from sqlalchemy.orm import Session
 
 from graphrag.db.accounting import COST_INCREMENTS, ChunkCost, cost_params
@@ -121,11 +121,19 @@ _SETTLE_CHUNK = (
         graph_error=bindparam("p_error", type_=_C.graph_error.type),
         entity_keys=bindparam("p_keys", type_=_C.entity_keys.type),
     )
+    .returning(_C.id)
+    .cte("settled")
 )
 _remaining = func.greatest(_K.pending_subtasks_count - 1, 0)
-_RELEASE_SUBTASK = (
+# The chunk's settlement and the document's release in one statement: the document is
+# released only when the chunk was settled by it (the CTE returned its row).
+_SETTLE_AND_RELEASE = (
     update(_KNOWLEDGE)
-    .where(_K.id == bindparam("p_id"), _K.attempt == bindparam("p_attempt"))
+    .where(
+        _K.id == bindparam("p_id"),
+        _K.attempt == bindparam("p_attempt"),
+        exists(select(_SETTLE_CHUNK.c.id)),
+    )
     .values(
         pending_subtasks_count=_remaining,
         failed_chunk_count=_K.failed_chunk_count + bindparam("p_failed", type_=Integer),
@@ -163,22 +171,15 @@ def finish_chunk_subtask(
     the chunk's graph named, go into the chunk's own UPDATE (a chunk row holds a vector: one
     row version a settlement, not two).
     """
-    chunk = {
+    params = {
         "p_chunk": chunk_id,
         "p_id": knowledge_id,
         "p_attempt": attempt,
         "p_outcome": outcome,
         "p_error": error,
         "p_keys": list(entity_keys),
-    }
-    settled = session.execute(_SETTLE_CHUNK, chunk)
-    if not settled.rowcount:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
-        return None
-    release = {
-        "p_id": knowledge_id,
-        "p_attempt": attempt,
         "p_failed": 1 if outcome is GraphStatus.FAILED else 0,
         **cost_params(cost or ChunkCost()),
     }
-    status = session.execute(_RELEASE_SUBTASK, release).scalar_one_or_none()
+    status = session.execute(_SETTLE_AND_RELEASE, params).scalar_one_or_none()
     return None if status is None else ParseStatus(status)
