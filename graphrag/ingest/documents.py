@@ -123,7 +123,7 @@ def add_document(
 
     Size and emptiness are checked by the caller while reading; here the type is told from the
     content (415 on mismatch), a sha256 already in the base answers 409 with the existing id,
-    and the original is written before the row is flushed, and removed if the row fails.
+    and the original is written before the row is inserted, and removed if the insert fails.
     """
     require_live_kb(session, tenant_id, kb_id)
     file_type = detect_file_type(
@@ -308,6 +308,7 @@ def request_cancel(
     doc.pending_subtasks_count = 0
     doc.status_changed_at = func.now()
     session.flush()
+    session.refresh(doc)
     return KnowledgePublic.model_validate(doc)
 
 
