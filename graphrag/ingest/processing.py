@@ -26,7 +26,6 @@ from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
 from graphrag.db.outbox import TaskRequest, end_own_task, enqueue, extract_chunk, start_own_task
 from graphrag.db.outbox import process_document as process_request
 from graphrag.errors import InvalidInputError, ParseError
-from graphrag.extraction.models import ExtractConfig
 from graphrag.ingest.captioning import build_captioner
 from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.context import IngestContext
@@ -37,7 +36,8 @@ from graphrag.ingest.parsing import parse_file
 from graphrag.ingest.poison import fail_if_poisoned
 from graphrag.ingest.schemas import StageProgress
 from graphrag.kb.chunking import ChunkingConfig
-from graphrag.kb.schemas import IndexingStrategy, graph_on
+from graphrag.kb.schemas import IndexingStrategy
+from graphrag.kb.service import stored_graph_on
 
 __all__ = [
     "ProcessOutcome",
@@ -50,32 +50,33 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _CLAIMABLE = frozenset({ParseStatus.PENDING, ParseStatus.PROCESSING})
-_K, _B = core_table(Knowledge).c, core_table(KnowledgeBase).c
+_KNOWLEDGE, _BASES, _CHUNKS = core_table(Knowledge), core_table(KnowledgeBase), core_table(Chunk)
+_K, _B = _KNOWLEDGE.c, _BASES.c
 # The write's statements, on the tables and built once: the ORM's paths (the bulk insert, the
 # whole rows of the document and its base loaded, the unit of work's update) cost more CPU
 # than the statements themselves.
-_INSERT_CHUNKS = insert(core_table(Chunk))
-_DELETE_CHUNKS = delete(core_table(Chunk)).where(
-    core_table(Chunk).c.knowledge_id == bindparam("p_id")
-)
+_INSERT_CHUNKS = insert(_CHUNKS)
+_DELETE_CHUNKS = delete(_CHUNKS).where(_CHUNKS.c.knowledge_id == bindparam("p_id"))
 _GRAPH_SWITCH = (
     select(_B.indexing, _B.extract_config)
     .where(_B.id == bindparam("p_kb"))
     .with_for_update(read=True)
 )
+# The document while `p_attempt` is its attempt and it may still be claimed.
+_CLAIMABLE_ATTEMPT = (
+    _K.id == bindparam("p_id"),
+    _K.attempt == bindparam("p_attempt"),
+    _K.parse_status.in_(_CLAIMABLE),
+)
 # The claim: the document locked (not its base) with what the run needs of both.
 _LOCK_FOR_CLAIM = (
     select(_K.kb_id, _K.file_type, _K.storage_path, _K.deliveries, _B.chunking, _B.indexing)
-    .join_from(core_table(Knowledge), core_table(KnowledgeBase), _K.kb_id == _B.id)
-    .where(
-        _K.id == bindparam("p_id"),
-        _K.attempt == bindparam("p_attempt"),
-        _K.parse_status.in_(_CLAIMABLE),
-    )
-    .with_for_update(of=core_table(Knowledge))
+    .join_from(_KNOWLEDGE, _BASES, _K.kb_id == _B.id)
+    .where(*_CLAIMABLE_ATTEMPT)
+    .with_for_update(of=_KNOWLEDGE)
 )
 _START_PROCESSING = (
-    update(core_table(Knowledge))
+    update(_KNOWLEDGE)
     .where(_K.id == bindparam("p_id"))
     .values(
         parse_status=ParseStatus.PROCESSING,
@@ -84,17 +85,9 @@ _START_PROCESSING = (
         progress=_K.progress.op("||")(bindparam("p_stages", type_=_K.progress.type)),
     )
 )
-_LOCK_FOR_WRITE = (
-    select(_K.id)
-    .where(
-        _K.id == bindparam("p_id"),
-        _K.attempt == bindparam("p_attempt"),
-        _K.parse_status.in_(_CLAIMABLE),
-    )
-    .with_for_update()
-)
+_LOCK_FOR_WRITE = select(_K.id).where(*_CLAIMABLE_ATTEMPT).with_for_update()
 _SETTLE_WRITE = (
-    update(core_table(Knowledge))
+    update(_KNOWLEDGE)
     .where(_K.id == bindparam("p_id"))
     .values(
         chunk_count=bindparam("p_chunks"),
@@ -390,14 +383,7 @@ def _graph_on_now(ctx: IngestContext, session: Session, job: _Job) -> bool:
     """The base's graph switch as committed now, read under a share lock of the base's row: a
     switch flipped while this document was parsed is seen here (see `ingest.graph_switch`)."""
     row = session.execute(_GRAPH_SWITCH, {"p_kb": job.kb_id}).first()
-    if row is None:
-        return False
-    indexing, extract = row
-    return graph_on(
-        ctx.settings,
-        IndexingStrategy.model_validate(indexing),
-        ExtractConfig.model_validate(extract),
-    )
+    return row is not None and stored_graph_on(ctx.settings, row.indexing, row.extract_config)
 
 
 @dataclass(frozen=True)

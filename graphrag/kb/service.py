@@ -32,16 +32,22 @@ __all__ = [
     "list_kbs",
     "request_kb_delete",
     "require_live_kb",
+    "stored_graph_on",
     "to_public",
     "update_kb",
 ]
 
 
 def kb_graph_on(settings: Settings, kb: KnowledgeBase) -> bool:
+    return stored_graph_on(settings, kb.indexing, kb.extract_config)
+
+
+def stored_graph_on(settings: Settings, indexing: object, extract_config: object) -> bool:
+    """The graph switch from a base's two stored configurations (their JSON columns)."""
     return graph_on(
         settings,
-        IndexingStrategy.model_validate(kb.indexing),
-        ExtractConfig.model_validate(kb.extract_config),
+        IndexingStrategy.model_validate(indexing),
+        ExtractConfig.model_validate(extract_config),
     )
 
 
