@@ -467,7 +467,7 @@ def main() -> None:
         "e2e-llm.log",
     )
     api = _spawn(
-        [python, "-m", "graphrag.cli", "serve", "--port", str(api_port)], env, "e2e-api.log"
+        [python, "-m", "cli.main", "serve", "--port", str(api_port)], env, "e2e-api.log"
     )
     bench = Bench(cfg, settings, env, llm_url, api_url, {api.pid: "api", llm.pid: "llm"})
     try:

@@ -38,7 +38,7 @@ def own_api(settings_env: dict[str, str]) -> Iterator[str]:
     """`graphrag serve` in a subprocess on the session's services; its URL once it answers."""
     port = free_port()
     env = {**worker_environment(settings_env), "ENVIRONMENT": "test"}
-    command = [sys.executable, "-m", "graphrag.cli", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "cli.main", "serve", "--port", str(port)]
     proc = subprocess.Popen(command, cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -151,7 +151,7 @@ def test_admin_manages_only_its_own_tenant(
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "graphrag.cli", "keys", *args],
+        [sys.executable, "-m", "cli.main", "keys", *args],
         cwd=ROOT,
         env={**worker_environment(env), "COLUMNS": "200"},
         capture_output=True,

@@ -24,7 +24,7 @@ CLI_TIMEOUT_S = 300
 
 def _ingest(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "graphrag.cli", "ingest", *args],
+        [sys.executable, "-m", "cli.main", "ingest", *args],
         cwd=ROOT,
         env={**worker_environment(env), "COLUMNS": "200"},
         capture_output=True,

@@ -26,7 +26,7 @@ PRODUCTION = {"ENVIRONMENT": "production", "AUTH_PEPPER": "a-pepper-of-our-own"}
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "graphrag.cli", *args]
+    return [sys.executable, "-m", "cli.main", *args]
 
 
 def _with_password(url: str, password: str) -> str:

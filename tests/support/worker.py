@@ -47,7 +47,7 @@ class WorkerProcess:
         argv = [
             sys.executable,
             "-m",
-            "graphrag.cli",
+            "cli.main",
             "worker",
             f"--concurrency={self.concurrency}",
             f"--name={self.name}",

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from graphrag.settings import project_root
+from tests.support.packaging import wheel_packages
 
 pytestmark = pytest.mark.unit
 
@@ -77,7 +78,7 @@ def test_env_names_match_settings(compose: dict[str, Any]) -> None:
 def test_dockerfile_installs_the_package_and_ocr() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
     assert "tesseract-ocr" in text
-    for folder in ("graphrag", "api", "workers", "migrations", "config", "prompt_templates"):
+    for folder in (*wheel_packages(), "migrations", "config", "prompt_templates"):
         assert f"COPY {folder} ./{folder}" in text
     assert Path(DEPLOY / "docker-compose.yml").exists()
 

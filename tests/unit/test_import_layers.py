@@ -1,51 +1,47 @@
-"""The layer contract of `graphrag/`, read from the source's import statements (AST, no import).
+"""The layer contract, read from the source's import statements (AST, no import).
 
-Each package of the core sits on one layer and imports only its own package and the layers below
-it; packages that share a layer do not import each other. The core never imports the web or
-task frameworks, nor the `api/` and `workers/` that sit on top of it; only the CLI, which starts
-those processes, may.
+The layers are written once, in `docs/layers.toml`. Each package of the core (`graphrag/`) sits
+on one layer and imports only its own package and the layers below it; packages that share a
+layer do not import each other. The core never imports the web or task frameworks, nor the
+packages on top of it (`api/`, `workers/`, `cli/`); each of those imports the core and only the
+parts of the others that the file names. The README shows the same tables.
 """
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.support.packaging import wheel_packages
 
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "graphrag"
+LAYERS_FILE = ROOT / "docs" / "layers.toml"
+SPEC: dict[str, Any] = tomllib.loads(LAYERS_FILE.read_text(encoding="utf-8"))
+
+
+def _name(entry: str) -> str:
+    """`db/` -> `db`, `settings.py` -> `settings`: a unit as an import names it."""
+    return entry.removesuffix("/").removesuffix(".py")
+
 
 # Bottom up. A name is a sub-package of graphrag/ or a top-level module (without `.py`).
-LAYERS: list[set[str]] = [
-    {"settings", "errors", "metrics", "task_queue", "text_input", "text_scan"},
-    {"db"},
-    {"auth", "tenancy"},
-    {"llm"},
-    {"graph"},  # stores, Cypher, the graph data models
-    {"extraction"},  # pure: prompts, tolerant parser, a base's extraction config
-    {"kb"},  # what a knowledge base is (chunking, indexing, switches) and its rows
-    {"search"},
-    {"ingest"},
-    {"chat", "memory"},
-    {"faces", "system_status"},
-    {"cli"},
-]
+LAYERS: list[set[str]] = [{_name(entry) for entry in layer["packages"]} for layer in SPEC["core"]]
 # Top-level modules that are parts of one unit above.
-PART_OF = {
-    "settings_base": "settings",
-    "settings_memory": "settings",
-    "cli_chat": "cli",
-    "cli_ingest": "cli",
-    "cli_keys": "cli",
-    "cli_mcp": "cli",
-    "worker_liveness": "system_status",
+PART_OF = {_name(part): _name(owner) for part, owner in SPEC["parts"].items()}
+# The packages on top of the core, each with what it may import of the project.
+TOP: dict[str, tuple[str, ...]] = {
+    _name(top["package"]): tuple(top["may_import"]) for top in SPEC["top"]
 }
-# The CLI starts the API and the workers; nothing else in the core may reach them.
-FRAMEWORKS = {"fastapi", "starlette", "celery", "kombu", "api", "workers", "uvicorn"}
+PROJECT = {"graphrag", *TOP}
+FRAMEWORKS = set(SPEC["core_refuses"]["modules"]) | set(TOP)
 
 LAYER_OF = {name: index for index, layer in enumerate(LAYERS) for name in layer}
 
@@ -96,7 +92,7 @@ def layer_violations(root: Path = CORE) -> list[str]:
             continue
         for line, target in _imports(path, repo):
             top = target.split(".")[0]
-            if top in FRAMEWORKS and source != "cli":
+            if top in FRAMEWORKS:
                 problems.append(f"{where}:{line}: the core imports {target}")
                 continue
             unit = _unit(target)
@@ -108,6 +104,24 @@ def layer_violations(root: Path = CORE) -> list[str]:
                 problems.append(f"{where}:{line}: {source} imports {target}, a layer above it")
             elif LAYER_OF[unit] == LAYER_OF[source]:
                 problems.append(f"{where}:{line}: {source} imports {target} on its own layer")
+    return problems
+
+
+def _allowed(target: str, prefixes: tuple[str, ...]) -> bool:
+    return any(target == prefix or target.startswith(f"{prefix}.") for prefix in prefixes)
+
+
+def top_violations(repo: Path = ROOT) -> list[str]:
+    """Every import of a package on top of the core that reaches a part of the project it may
+    not (another top package, or a module of it the layers file does not name)."""
+    problems: list[str] = []
+    for package, may_import in TOP.items():
+        for path in sorted((repo / package).rglob("*.py")):
+            where = f"{path.relative_to(repo)}"
+            for line, target in _imports(path, repo):
+                top = target.split(".")[0]
+                if top in PROJECT and top != package and not _allowed(target, may_import):
+                    problems.append(f"{where}:{line}: {package} imports {target}")
     return problems
 
 
@@ -192,3 +206,64 @@ def test_the_purity_check_reads_what_is_imported(tmp_path: Path, line: str, caug
     extraction.mkdir(parents=True)
     (extraction / "planted.py").write_text(line, encoding="utf-8")
     assert bool(impure_extraction_imports(tmp_path / "graphrag")) is caught
+
+
+def test_no_top_package_imports_what_it_may_not() -> None:
+    assert top_violations() == []
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "caught"),
+    [
+        ("api/planted.py", "from workers.queue import sender_queue\n", False),
+        ("api/planted.py", "from workers.celery_app import app\n", True),
+        ("api/planted.py", "from workers import celery_app\n", True),
+        ("api/planted.py", "import workers\n", True),
+        ("api/planted.py", "from cli.main import app\n", True),
+        ("api/routers/planted.py", "from ..state import AppState\n", False),
+        ("workers/planted.py", "from graphrag.ingest import processing\n", False),
+        ("workers/planted.py", "from api.app import create_app\n", True),
+        ("workers/planted.py", "from workers.queue import sender_queue\n", False),
+        ("cli/planted.py", "from api.app import create_app\n", False),
+        ("cli/planted.py", "from workers.celery_app import app\n", False),
+    ],
+)
+def test_the_top_check_catches_a_forbidden_import(
+    tmp_path: Path, path: str, line: str, caught: bool
+) -> None:
+    """One planted file in an otherwise empty project: caught exactly when the layers forbid it."""
+    planted = tmp_path / path
+    planted.parent.mkdir(parents=True)
+    planted.write_text(line, encoding="utf-8")
+    problems = top_violations(tmp_path)
+    assert len(problems) == int(caught), problems
+
+
+def test_every_packaged_folder_has_its_place() -> None:
+    """The wheel's packages are the core and the packages on top of it, no more, no fewer."""
+    assert sorted(wheel_packages()) == sorted(PROJECT)
+
+
+def _cell(names: list[str]) -> str:
+    return ", ".join(f"`{name}`" for name in names)
+
+
+def layer_tables() -> list[str]:
+    """The README's two layer tables (the core's, the packages on top), as Markdown."""
+    core = ["| layer | packages | holds |", "|---|---|---|"]
+    for number, layer in enumerate(SPEC["core"], start=1):
+        names: list[str] = []
+        for entry in layer["packages"]:  # each followed by its parts
+            names += [entry, *(part for part, owner in SPEC["parts"].items() if owner == entry)]
+        core.append(f"| {number} | {_cell(names)} | {layer['holds']} |")
+    top = ["| package | may import | holds |", "|---|---|---|"]
+    for entry in SPEC["top"]:
+        top.append(f"| `{entry['package']}` | {_cell(entry['may_import'])} | {entry['holds']} |")
+    return ["\n".join(core) + "\n", "\n".join(top) + "\n"]
+
+
+def test_the_readme_shows_the_layers_file() -> None:
+    """The README's tables are written from `docs/layers.toml`: paste the expected one there."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for table in layer_tables():
+        assert table in readme, f"README.md must show, as written from docs/layers.toml:\n{table}"

@@ -17,7 +17,7 @@ def test_the_api_and_cli_import_no_worker_app() -> None:
     """Importing the API factory and the CLI's producers never builds the worker's Celery app
     nor loads a task module (that happens only in a worker process)."""
     code = (
-        "import sys, api.app, graphrag.cli_ingest, graphrag.cli_mcp\n"
+        "import sys, api.app, cli.ingest, cli.mcp\n"
         "from api.app import create_app\n"
         "loaded = sorted(m for m in sys.modules if m == 'workers.celery_app'"
         " or m.startswith('workers.tasks_') or m == 'workers.outbox_hooks')\n"

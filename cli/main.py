@@ -14,7 +14,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from graphrag.cli_keys import keys_app
+from cli.keys import keys_app
 from graphrag.settings import get_settings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Local-first GraphRAG backend.")
@@ -119,7 +119,7 @@ def ingest(
     graph: bool = typer.Option(False, help="build the knowledge graph (needs NEO4J_ENABLE=true)"),
 ) -> None:
     """Upload documents and follow each one until it is completed or failed."""
-    from graphrag.cli_ingest import open_run, run_ingest
+    from cli.ingest import open_run, run_ingest
 
     states = run_ingest(open_run(get_settings()), console, paths, kb, graph)
     if any(s.status.value != "completed" for s in states):
@@ -132,7 +132,7 @@ def ask(
     kb: str = typer.Option(..., "--kb", help="knowledge base name"),
 ) -> None:
     """Ask a question over a knowledge base; the answer streams, then its references."""
-    from graphrag.cli_chat import ask as ask_question
+    from cli.chat import ask as ask_question
 
     if not ask_question(get_settings(), console, kb, question):
         raise typer.Exit(code=1)
@@ -143,8 +143,8 @@ def demo(
     path: Path = typer.Argument(Path("deploy/local/samples"), exists=True, help="documents"),
 ) -> None:
     """The main job end to end: ingest the samples with their graph, then ask a question."""
-    from graphrag.cli_chat import ask as ask_question
-    from graphrag.cli_ingest import open_run, run_ingest
+    from cli.chat import ask as ask_question
+    from cli.ingest import open_run, run_ingest
 
     settings = get_settings()
     cli = settings.cli
@@ -173,7 +173,7 @@ def mcp(
     ),
 ) -> None:
     """Serve the MCP tools over stdio, as the key's tenant with the key's capabilities."""
-    from graphrag.cli_mcp import serve_stdio
+    from cli.mcp import serve_stdio
 
     if not serve_stdio(get_settings(), key):
         raise typer.Exit(code=1)
