@@ -466,9 +466,7 @@ def main() -> None:
         env,
         "e2e-llm.log",
     )
-    api = _spawn(
-        [python, "-m", "cli.main", "serve", "--port", str(api_port)], env, "e2e-api.log"
-    )
+    api = _spawn([python, "-m", "cli.main", "serve", "--port", str(api_port)], env, "e2e-api.log")
     bench = Bench(cfg, settings, env, llm_url, api_url, {api.pid: "api", llm.pid: "llm"})
     try:
         _wait_http(f"{llm_url}/_health", llm)

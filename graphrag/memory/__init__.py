@@ -2,8 +2,7 @@
 
 Stores, all scoped to an owner = (tenant, owner name):
 - core memory (`core_memory.py`, PostgreSQL): short sections always rendered into the prompt;
-- recall memory (`recall_log.py`, PostgreSQL): every message of every session, rebuilt in
-  OpenAI format by `openai_format.py`;
+- recall memory (`recall_log.py`, PostgreSQL): every message of every session;
 - archival facts (`archive.py`, Neo4j `:Memory` nodes with a cosine vector index) linked to an
   entity graph (`entity_graph.py`: `:MemoryEntity`, MENTIONS, weighted RELATES, SAME_AS to the
   knowledge bases' entities).

@@ -10,7 +10,7 @@ import time
 from datetime import UTC, datetime
 from typing import Protocol
 
-__all__ = ["MS_PER_S", "Clock", "datetime_from_ms", "ms_from_datetime", "system_clock"]
+__all__ = ["MS_PER_S", "Clock", "datetime_from_ms", "system_clock"]
 
 MS_PER_S = 1000
 
@@ -29,8 +29,3 @@ def system_clock() -> int:
 def datetime_from_ms(epoch_ms: int) -> datetime:
     """An aware UTC datetime for epoch milliseconds."""
     return datetime.fromtimestamp(epoch_ms / MS_PER_S, tz=UTC)
-
-
-def ms_from_datetime(moment: datetime) -> int:
-    """Epoch milliseconds of an aware datetime."""
-    return int(moment.timestamp() * MS_PER_S)

@@ -1,4 +1,4 @@
-"""Deterministic parts of the memory: entity names in text, session facts, OpenAI rebuild."""
+"""Deterministic parts of the memory: entity names in text, session facts, transcripts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from graphrag.memory import cypher
 from graphrag.memory.llm_extraction import transcript
 from graphrag.memory.mentions import entity_key, names_in_text
 from graphrag.memory.models import FactKind
-from graphrag.memory.openai_format import to_openai_messages
 from graphrag.memory.recall_log import RecallEntry
 from graphrag.memory.session_facts import deterministic_facts, recorded_entities
 from graphrag.settings import MemorySettings, get_settings
@@ -79,22 +78,6 @@ def test_transcript_keeps_the_most_recent_whole_messages() -> None:
     assert transcript(messages, 30) == "Assistant: recent answer"
     assert transcript(messages, 1000).startswith("User: old")
     assert transcript([_m(MessageRole.USER, "x" * 50)], 10) == "x" * 10
-
-
-def test_logged_messages_rebuild_as_openai_messages() -> None:
-    call = {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
-    rebuilt = to_openai_messages(
-        [
-            _m(MessageRole.USER, "list files", entities=["files"]),
-            _m(MessageRole.ASSISTANT, "", tool_calls=[call]),
-            _m(MessageRole.TOOL, "a.txt", tool_call_id="c1", name="ls"),
-        ]
-    )
-    assert [m.to_openai() for m in rebuilt] == [
-        {"role": "user", "content": "list files"},
-        {"role": "assistant", "content": "", "tool_calls": [call]},
-        {"role": "tool", "content": "a.txt", "tool_call_id": "c1", "name": "ls"},
-    ]
 
 
 def test_queries_are_scoped_and_use_no_calendar_durations() -> None:
