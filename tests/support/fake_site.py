@@ -1,5 +1,6 @@
-"""A small real HTTP server (the standard library's) for URL-import tests: pages, redirects,
-trickling and endless bodies, on any loopback address, recording every request it gets."""
+"""A small real HTTP server (the standard library's) for URL-import tests: pages (plain or
+content-encoded), redirects, trickling and endless bodies, on any loopback address, recording
+every request it gets."""
 
 from __future__ import annotations
 
@@ -15,12 +16,17 @@ Handler = Callable[[BaseHTTPRequestHandler], None]
 _BLOCK = 64 * 1024
 
 
-def page(body: bytes, media_type: str = "text/plain") -> Handler:
-    """A complete response with its Content-Length."""
+def page(
+    body: bytes, media_type: str = "text/plain", content_encoding: str | None = None
+) -> Handler:
+    """A complete response with its Content-Length; `body` is sent as given, already encoded
+    when `content_encoding` names a coding."""
 
     def serve(request: BaseHTTPRequestHandler) -> None:
         request.send_response(200)
         request.send_header("Content-Type", media_type)
+        if content_encoding is not None:
+            request.send_header("Content-Encoding", content_encoding)
         request.send_header("Content-Length", str(len(body)))
         request.end_headers()
         request.wfile.write(body)
