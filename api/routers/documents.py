@@ -134,16 +134,11 @@ def _check_kb(state: AppState, tenant: uuid.UUID, kb_id: uuid.UUID) -> None:
 
 
 def _add_fetched(
-    state: AppState,
-    storage: StorageDep,
-    relay: RelayDep,
-    tenant: uuid.UUID,
-    kb_id: uuid.UUID,
-    new: documents.NewDocument,
+    state: AppState, tenant: uuid.UUID, kb_id: uuid.UUID, new: documents.NewDocument
 ) -> KnowledgePublic:
     with session_scope(state.sessions) as session:
-        doc = documents.add_document(session, state.settings, storage, tenant, kb_id, new)
-        return _enqueue_new(session, relay, doc)
+        doc = documents.add_document(session, state.settings, state.storage, tenant, kb_id, new)
+        return _enqueue_new(session, state.relay, doc)
 
 
 @router.post("/knowledge-bases/{kb_id}/knowledge/url", status_code=status.HTTP_202_ACCEPTED)
@@ -151,8 +146,6 @@ async def import_url(
     kb_id: uuid.UUID,
     body: UrlImport,
     state: AppStateDep,
-    storage: StorageDep,
-    relay: RelayDep,
     principal: PrincipalDep,
     tenant: TenantDep,
 ) -> KnowledgePublic:
@@ -167,7 +160,7 @@ async def import_url(
     await run_in_threadpool(_check_kb, state, tenant, kb_id)
     fetch = partial(fetch_url, str(body.url), settings.ingest, settings.max_file_size_bytes)
     new = await asyncio.wrap_future(state.url_imports.submit(principal.key_id or tenant, fetch))
-    return await run_in_threadpool(_add_fetched, state, storage, relay, tenant, kb_id, new)
+    return await run_in_threadpool(_add_fetched, state, tenant, kb_id, new)
 
 
 @router.post("/knowledge-bases/{kb_id}/knowledge/text", status_code=status.HTTP_202_ACCEPTED)

@@ -14,22 +14,13 @@ import pytest
 from graphrag.errors import FileTooLargeError, UrlEncodingRefusedError, UrlFetchError
 from graphrag.ingest.url_import import fetch_url
 from graphrag.settings import IngestSettings, get_settings
-from tests.support.fake_site import FakeSite, page
+from tests.support.fake_site import FakeSite, gzip_bomb, page
 
 pytestmark = pytest.mark.unit
 
 CAP = 256 * 1024
 PAGE = b"The Moreau archive holds four hundred letters. " * 200
-_ZEROS_BLOCK = 1024 * 1024
-
-
-def zeros_gzip(size: int) -> bytes:
-    """`size` zero bytes, gzipped without ever holding them: a bomb."""
-    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    parts = [
-        packer.compress(bytes(min(_ZEROS_BLOCK, size - at))) for at in range(0, size, _ZEROS_BLOCK)
-    ]
-    return b"".join(parts) + packer.flush()
+BOMB_SIZE = 64 * 1024 * 1024  # 256 times the cap once inflated
 
 
 @pytest.fixture()
@@ -82,8 +73,8 @@ def test_gzip_members_are_all_read(site: FakeSite) -> None:
 
 
 def test_a_gzip_bomb_stops_at_the_cap(site: FakeSite) -> None:
-    bomb = zeros_gzip(64 * 1024 * 1024)
-    assert len(bomb) < CAP // 2  # small on the wire, 256 times the cap once inflated
+    bomb = gzip_bomb(BOMB_SIZE)
+    assert len(bomb) < CAP // 2
     site.routes["/bomb"] = page(bomb, content_encoding="gzip")
     with pytest.raises(FileTooLargeError) as refused:
         _fetch(site, "/bomb")
@@ -92,7 +83,7 @@ def test_a_gzip_bomb_stops_at_the_cap(site: FakeSite) -> None:
 
 @pytest.mark.parametrize("coding", ["gzip, gzip", "gzip,deflate", "deflate, gzip"])
 def test_stacked_codings_are_refused(site: FakeSite, coding: str) -> None:
-    site.routes["/stacked"] = page(gzip.compress(zeros_gzip(8 * CAP)), content_encoding=coding)
+    site.routes["/stacked"] = page(gzip.compress(gzip_bomb(8 * CAP)), content_encoding=coding)
     with pytest.raises(UrlEncodingRefusedError, match="more than once"):
         _fetch(site, "/stacked")
 
