@@ -76,9 +76,8 @@ class _Inflater:
             self._out.add(self._engine.decompress(data, self._out.room() + 1))
             if self._engine.eof:
                 data = self._engine.unused_data
-                self._ended = (
-                    self.coding == "deflate"
-                )  # one zlib stream; what follows is not content
+                # deflate is one zlib stream: whatever follows it is not content
+                self._ended = self.coding == "deflate"
             else:
                 data = self._engine.unconsumed_tail
 
