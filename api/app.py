@@ -37,6 +37,7 @@ from graphrag.graph.factory import build_graph_store
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
+from graphrag.ingest.url_gate import UrlImportGate
 from graphrag.llm.client import LlmClient
 from graphrag.llm.concurrency import interactive_limiter
 from graphrag.memory.context import open_memory_context
@@ -79,6 +80,7 @@ def _open_state(settings: Settings) -> AppState:
         rate_limiter=RateLimiter(client, settings.api),
         metrics=_scrape_registry(settings, client),
         memory=open_memory_context(settings, sessions, driver, embedder),
+        url_imports=UrlImportGate(settings.ingest),
     )
 
 
@@ -91,6 +93,7 @@ def _scrape_registry(settings: Settings, client: redis.Redis[bytes]) -> Collecto
 
 
 def _close_state(state: AppState) -> None:
+    state.url_imports.close()
     state.relay.stop(state.settings.outbox.relay_interval_s)
     if state.neo4j is not None:
         state.neo4j.close()

@@ -16,6 +16,7 @@ from graphrag.faces.services import FaceServices
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
+from graphrag.ingest.url_gate import UrlImportGate
 from graphrag.llm.client import LlmClient
 from graphrag.memory.context import MemoryContext
 from graphrag.search.embeddings import Embedder
@@ -39,6 +40,7 @@ class AppState:
     rate_limiter: RateLimiter  # requests per API key, checked after authentication
     metrics: CollectorRegistry  # series read at scrape time (queue depths), beside the default
     memory: MemoryContext  # built once by `open_memory_context`
+    url_imports: UrlImportGate  # URL fetches at once and their threads, in this process
 
     def memory_context(self) -> MemoryContext:
         """The agent memory over this process's services. Without Neo4j it has no archive

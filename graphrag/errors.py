@@ -9,12 +9,14 @@ GraphragError
 │   ├── EmptyFileError           422 empty_file
 │   ├── UrlTargetRefusedError    422 url_target_refused (a private, loopback or reserved address)
 │   └── UrlFetchError            422 url_fetch_failed (the site failed, answered 4xx/5xx, looped)
-│       └── UrlFetchTimeoutError     422 url_fetch_timeout (the fetch's total deadline passed)
+│       ├── UrlFetchTimeoutError     422 url_fetch_timeout (the fetch's total deadline passed)
+│       └── UrlEncodingRefusedError  422 url_encoding_refused (stacked or unknown content codings)
 ├── FileTooLargeError        413 file_too_large
 ├── UnsupportedMediaError    415 unsupported_media_type
 ├── ForbiddenError           403 forbidden
 │   └── OwnerForbiddenError      403 owner_forbidden (a key asked for another memory owner)
 ├── RateLimitedError         429 rate_limited (with Retry-After)
+│   └── UrlImportBusyError       429 url_import_busy (URL imports at once at their cap; Retry-After)
 ├── UnauthorizedError        401 unauthorized
 ├── GraphDisabledError       503 graph_disabled (NEO4J_ENABLE is off on this server)
 │   ├── GraphNotEnabledForKbError 503 kb_graph_disabled (this base's own graph switch is off)
@@ -72,8 +74,10 @@ __all__ = [
     "UnauthorizedError",
     "UnknownModelError",
     "UnsupportedMediaError",
+    "UrlEncodingRefusedError",
     "UrlFetchError",
     "UrlFetchTimeoutError",
+    "UrlImportBusyError",
     "UrlTargetRefusedError",
 ]
 
@@ -139,6 +143,13 @@ class UrlFetchTimeoutError(UrlFetchError):
     code = "url_fetch_timeout"
 
 
+class UrlEncodingRefusedError(UrlFetchError):
+    """The site sent its body under more than one content coding, or one that cannot be undone
+    within the size cap."""
+
+    code = "url_encoding_refused"
+
+
 class FileTooLargeError(GraphragError):
     code = "file_too_large"
     http_status = 413
@@ -169,6 +180,13 @@ class RateLimitedError(GraphragError):
     def __init__(self, message: str, retry_after_s: int, **details: Any) -> None:
         super().__init__(message, retry_after_s=retry_after_s, **details)
         self.retry_after_s = retry_after_s
+
+
+class UrlImportBusyError(RateLimitedError):
+    """As many URL imports as allowed (for the key, or for the server) are already running;
+    `retry_after_s` says when the first of them will have ended at the latest."""
+
+    code = "url_import_busy"
 
 
 class OwnerForbiddenError(ForbiddenError):

@@ -210,6 +210,9 @@ class IngestSettings(_Section):
     url_timeout_s: float = Field(gt=0.0)
     url_total_timeout_s: float = Field(gt=0.0)
     url_max_redirects: int = Field(ge=0)
+    url_max_concurrent: int = Field(gt=0, description="URL fetches at once in one API process")
+    url_max_concurrent_per_key: int = Field(gt=0, description="of those, for one API key")
+    url_dns_threads: int = Field(gt=0, description="threads resolving URL hosts, per process")
     stuck_after_s: int
     reconcile_interval_s: int
     vision_model: str | None = Field(

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, File, Query, Request, UploadFile, status
+from starlette.concurrency import run_in_threadpool
 
+from api.auth import PrincipalDep
 from api.deps import (
     AppStateDep,
     PageParams,
@@ -17,6 +21,7 @@ from api.deps import (
     TenantDep,
 )
 from api.dispatch import commit_with_task
+from api.state import AppState
 from api.uploads import read_capped
 from graphrag.db import outbox
 from graphrag.db.engine import session_scope
@@ -123,26 +128,39 @@ def upload_files(
     return BatchUpload(items=items, accepted=accepted, refused=len(items) - accepted)
 
 
+def _check_kb(state: AppState, tenant: uuid.UUID, kb_id: uuid.UUID) -> None:
+    with session_scope(state.sessions) as session:
+        get_kb_row(session, tenant, kb_id)
+
+
+def _add_fetched(
+    state: AppState, tenant: uuid.UUID, kb_id: uuid.UUID, new: documents.NewDocument
+) -> KnowledgePublic:
+    with session_scope(state.sessions) as session:
+        doc = documents.add_document(session, state.settings, state.storage, tenant, kb_id, new)
+        return _enqueue_new(session, state.relay, doc)
+
+
 @router.post("/knowledge-bases/{kb_id}/knowledge/url", status_code=status.HTTP_202_ACCEPTED)
-def import_url(
+async def import_url(
     kb_id: uuid.UUID,
     body: UrlImport,
     state: AppStateDep,
-    storage: StorageDep,
-    relay: RelayDep,
+    principal: PrincipalDep,
     tenant: TenantDep,
 ) -> KnowledgePublic:
     """Fetch a public http(s) page or file and add it like an upload.
 
-    The fetch holds no database connection: a slow site must not take one from the pool.
+    The fetch runs on the URL import threads (`UrlImportGate`), not the server's shared pool,
+    and holds no database connection: a slow site takes neither from the other routes. Over
+    the caller's or the process's cap of fetches at once: 429 `url_import_busy`, at once.
     """
     settings = state.settings
-    with session_scope(state.sessions) as session:
-        get_kb_row(session, tenant, kb_id)  # 404 before fetching anything for another tenant
-    new = fetch_url(str(body.url), settings.ingest, settings.max_file_size_bytes)
-    with session_scope(state.sessions) as session:
-        doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-        return _enqueue_new(session, relay, doc)
+    # 404 before fetching anything for another tenant
+    await run_in_threadpool(_check_kb, state, tenant, kb_id)
+    fetch = partial(fetch_url, str(body.url), settings.ingest, settings.max_file_size_bytes)
+    new = await asyncio.wrap_future(state.url_imports.submit(principal.key_id or tenant, fetch))
+    return await run_in_threadpool(_add_fetched, state, tenant, kb_id, new)
 
 
 @router.post("/knowledge-bases/{kb_id}/knowledge/text", status_code=status.HTTP_202_ACCEPTED)

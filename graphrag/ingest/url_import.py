@@ -3,19 +3,17 @@
 Each hop (the URL, then every redirect target) is resolved once; every address of the answer
 must be public (or on the `ingest.url_allowed_private` list), and the connection goes to one of
 those very addresses: a second DNS answer (rebinding) is never asked for. The request still
-names the host (Host header, TLS SNI and certificate check). The whole fetch, redirects
-included, has one deadline, enforced on every socket operation, and the body is cut at the size
-cap while it streams. Nothing here touches the database: the caller stores the result after.
+names the host (Host header, TLS SNI and certificate check). The whole fetch, redirects and
+DNS lookups included, has one deadline, enforced on every socket operation, and the body is cut
+at the size cap while it streams, counted both as received and as decoded (`url_body`).
+Nothing here touches the database: the caller stores the result after.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import ssl
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urljoin
@@ -25,84 +23,18 @@ import httpcore
 import httpx
 
 from graphrag.db.enums import KnowledgeSource
-from graphrag.errors import (
-    EmptyFileError,
-    FileTooLargeError,
-    InvalidInputError,
-    UrlFetchError,
-    UrlFetchTimeoutError,
-    UrlTargetRefusedError,
-)
+from graphrag.errors import EmptyFileError, UrlFetchError, UrlFetchTimeoutError
 from graphrag.ingest.documents import NewDocument
-from graphrag.settings import IngestSettings, NetworkPort, parse_network_port
+from graphrag.ingest.url_body import read_body
+from graphrag.ingest.url_target import Resolver, UrlTarget, check_url_target, system_resolver
+from graphrag.settings import IngestSettings
 
 __all__ = ["Resolver", "UrlTarget", "check_url_target", "fetch_url", "system_resolver"]
 
-_ALLOWED_SCHEMES = frozenset({"http", "https"})
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 _FALLBACK_NAME = "page.html"
-
-IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-# host, port -> the addresses the host stands for (an IP literal stands for itself).
-Resolver = Callable[[str, int], list[str]]
-
-
-def system_resolver(host: str, port: int) -> list[str]:
-    """The host's addresses from the system resolver (getaddrinfo), in its order."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
-
-@dataclass(frozen=True)
-class UrlTarget:
-    """One hop's checked destination: the host as named in the URL and where to connect."""
-
-    host: str  # ASCII (IDNA) form, without brackets: what Host, SNI and the certificate name
-    port: int
-    addresses: tuple[str, ...]  # every one checked; the connection uses these and no other
-
-
-def _is_blocked(address: IpAddress, port: int, allowed: Iterable[NetworkPort]) -> bool:
-    # An IPv4 address written as IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it is.
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    if address.is_global and not address.is_multicast:
-        return False
-    return not any(
-        address in network and (only_port is None or only_port == port)
-        for network, only_port in allowed
-    )
-
-
-def check_url_target(
-    url: str, ingest: IngestSettings, resolver: Resolver = system_resolver
-) -> UrlTarget:
-    """Resolve `url`'s host once and check every address; refuse non-http(s) URLs, and hosts
-    with any private, loopback, link-local or reserved address not on the allowed list."""
-    try:
-        parts = httpx.URL(url)
-    except httpx.InvalidURL as exc:
-        raise InvalidInputError("the URL is not valid", url=url) from exc
-    if parts.scheme not in _ALLOWED_SCHEMES:
-        raise InvalidInputError("only http and https URLs can be imported", scheme=parts.scheme)
-    host = parts.raw_host.decode("ascii")
-    if not host:
-        raise InvalidInputError("the URL has no host")
-    port = parts.port or _DEFAULT_PORTS[parts.scheme]
-    try:
-        answers = resolver(host, port)
-        addresses = [ipaddress.ip_address(answer) for answer in answers]
-    except (OSError, UnicodeError, ValueError) as exc:
-        raise InvalidInputError("the URL's host does not resolve", host=host) from exc
-    if not addresses:
-        raise InvalidInputError("the URL's host does not resolve", host=host)
-    if not ingest.url_allow_private:
-        allowed = [parse_network_port(entry) for entry in ingest.url_allowed_private]
-        if any(_is_blocked(address, port, allowed) for address in addresses):
-            raise UrlTargetRefusedError(
-                "the URL points to a private, loopback or reserved address", host=host
-            )
-    return UrlTarget(host=host, port=port, addresses=tuple(str(a) for a in addresses))
+# Ask for the body as it is: a coding the site applies anyway is undone by `read_body`, within
+# the cap, one layer at most.
+_REQUEST_HEADERS = {"Accept-Encoding": "identity"}
 
 
 class _DeadlineStream(httpcore.NetworkStream):
@@ -214,9 +146,10 @@ def fetch_url(
     `ingest.url_max_redirects` redirects, each checked and pinned like the first URL."""
     deadline = time.monotonic() + ingest.url_total_timeout_s
     for _ in range(ingest.url_max_redirects + 1):
-        target = check_url_target(url, ingest, resolver)
+        target = check_url_target(url, ingest, resolver, deadline)
         with httpx.Client(
             transport=_PinnedTransport(target, deadline),
+            headers=_REQUEST_HEADERS,
             timeout=ingest.url_timeout_s,
             follow_redirects=False,
             trust_env=False,
@@ -230,7 +163,7 @@ def fetch_url(
                         raise UrlFetchError(
                             f"the URL answered HTTP {response.status_code}", url=url
                         )
-                    data = _read_capped(response, max_bytes)
+                    data = read_body(response, max_bytes)
                     media_type = response.headers.get("content-type", "").split(";")[0].strip()
             except httpx.TimeoutException as exc:
                 raise UrlFetchTimeoutError(
@@ -248,22 +181,3 @@ def fetch_url(
             source_url=url,
         )
     raise UrlFetchError("too many redirects", limit=ingest.url_max_redirects)
-
-
-def _too_large(cap: int) -> FileTooLargeError:
-    return FileTooLargeError(f"the document exceeds the {cap // (1024 * 1024)} MB limit", limit=cap)
-
-
-def _read_capped(response: httpx.Response, cap: int) -> bytes:
-    """The body, refused as soon as it is known (declared or counted) to exceed `cap` bytes."""
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap:
-        raise _too_large(cap)
-    parts: list[bytes] = []
-    size = 0
-    for block in response.iter_bytes():
-        size += len(block)
-        if size > cap:
-            raise _too_large(cap)
-        parts.append(block)
-    return b"".join(parts)

@@ -58,6 +58,7 @@ def api(settings: Settings, sites: Sites, auth_headers: dict[str, str]) -> Itera
         update={
             "url_allowed_private": [f"127.0.0.1:{sites.public.port}"],
             "url_total_timeout_s": TOTAL_DEADLINE_S,
+            "url_max_concurrent_per_key": CONCURRENT_IMPORTS,
         }
     )
     database = settings.database.model_copy(update={"pool_size": POOL_SIZE, "pool_max_overflow": 0})
