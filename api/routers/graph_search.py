@@ -10,7 +10,9 @@ from fastapi import APIRouter, Body
 from api.auth import ReaderTenantDep
 from api.deps import GraphStoreDep, SessionDep, SettingsDep
 from graphrag.graph.search_models import GraphSearchRequest, GraphSearchResponse
+from graphrag.graph.view_models import GraphViewResponse
 from graphrag.search.graph_search import search_graph
+from graphrag.search.graph_view import view_graph
 
 router = APIRouter(prefix="/api/v1/knowledge-bases", tags=["graph search"])
 
@@ -37,18 +39,18 @@ _EXAMPLES = {
 }
 
 
-@router.post(
-    "/{kb_id}/graph-search",
-    responses={
-        404: _error("knowledge base not found", "not_found"),
-        422: _error("the request is not valid", "invalid_input"),
-        503: _error(
-            "the knowledge graph is not enabled on this server (`graph_disabled`), or this"
-            " knowledge base's own graph switch is off (`kb_graph_disabled`)",
-            "graph_disabled",
-        ),
-    },
-)
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    404: _error("knowledge base not found", "not_found"),
+    422: _error("the request is not valid", "invalid_input"),
+    503: _error(
+        "the knowledge graph is not enabled on this server (`graph_disabled`), or this"
+        " knowledge base's own graph switch is off (`kb_graph_disabled`)",
+        "graph_disabled",
+    ),
+}
+
+
+@router.post("/{kb_id}/graph-search", responses=_RESPONSES)
 def graph_search(
     kb_id: uuid.UUID,
     body: Annotated[GraphSearchRequest, Body(openapi_examples=_EXAMPLES)],
@@ -64,3 +66,22 @@ def graph_search(
     the current version of a live document; the `truncated` markers say which caps bit.
     """
     return search_graph(session, settings, graph, tenant, kb_id, body)
+
+
+@router.post("/{kb_id}/graph-view", responses=_RESPONSES)
+def graph_view(
+    kb_id: uuid.UUID,
+    body: Annotated[GraphSearchRequest, Body(openapi_examples=_EXAMPLES)],
+    session: SessionDep,
+    settings: SettingsDep,
+    graph: GraphStoreDep,
+    tenant: ReaderTenantDep,
+) -> GraphViewResponse:
+    """Graph-search's answer drawn per entity, as the web console shows it.
+
+    The same request, bounds and checks as graph-search; the nodes that the documents of the
+    base hold for one entity (one per name and document) come back as one node listing those
+    documents, and the relations of one type between the same two entities as one edge with a
+    count. With `knowledge_ids`, only those documents' nodes are read.
+    """
+    return view_graph(session, settings, graph, tenant, kb_id, body)

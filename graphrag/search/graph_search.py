@@ -9,10 +9,12 @@ relation goes with either of its ends.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
 from graphrag.errors import GraphDisabledError, GraphNotEnabledForKbError, InvalidInputError
+from graphrag.graph.names import name_key
 from graphrag.graph.search_models import (
     EntityPublic,
     GraphEntity,
@@ -29,7 +31,16 @@ from graphrag.kb.service import get_kb_row, kb_graph_on
 from graphrag.search.source_check import SourceCheck
 from graphrag.settings import GraphSearchSettings, Settings
 
-__all__ = ["check_request", "search_graph"]
+__all__ = ["GraphAnswer", "check_request", "read_graph", "search_graph"]
+
+
+@dataclass(frozen=True)
+class GraphAnswer:
+    """A graph-search answer, and what a view of it needs that the contract does not carry."""
+
+    response: GraphSearchResponse
+    keys: dict[str, str]  # entity id -> base entity key of its full (uncut) name
+    file_names: dict[str, str]  # knowledge id -> file name, for every entity's document
 
 
 def check_request(request: GraphSearchRequest, limits: GraphSearchSettings) -> int:
@@ -156,6 +167,19 @@ def search_graph(
     Raises `GraphDisabledError` (graph off on the server), `NotFoundError` (no such base for the
     tenant), `GraphNotEnabledForKbError` (graph off for the base), `InvalidInputError`.
     """
+    return read_graph(session, settings, store, tenant_id, kb_id, request).response
+
+
+def read_graph(
+    session: Session,
+    settings: Settings,
+    store: GraphStore,
+    tenant_id: uuid.UUID,
+    kb_id: uuid.UUID,
+    request: GraphSearchRequest,
+) -> GraphAnswer:
+    """`search_graph`'s answer with each entity's base entity key and its document's file name
+    (same errors)."""
     limits = settings.graph_search
     limit = check_request(request, limits)
     kb_id = _ensure_graph_on(session, settings, store, tenant_id, kb_id)
@@ -178,7 +202,7 @@ def search_graph(
     relations = [_relation_public(r, sources, limits) for r in links]
     listed = _listed_sources(entities, relations, sources)
     shown = listed[: limits.max_sources]
-    return GraphSearchResponse(
+    response = GraphSearchResponse(
         entities=entities,
         relations=relations,
         sources=shown,
@@ -189,4 +213,9 @@ def search_graph(
             sources=len(listed) > limits.max_sources,
             fields=_any_field_cut(entities, relations, shown),
         ),
+    )
+    return GraphAnswer(
+        response=response,
+        keys={e.id: name_key(e.name) for e in results + neighbours},
+        file_names=sources.file_names,
     )

@@ -41,6 +41,7 @@ class SourceCheck:
         self._excerpt_chars = excerpt_chars
         self._checked: set[str] = set()
         self.valid: dict[str, SourceChunkPublic] = {}
+        self.file_names: dict[str, str] = {}  # knowledge id -> file name, of the valid chunks
 
     def check(self, chunk_ids: Iterable[str]) -> None:
         """Look up the ids not seen yet; the valid ones join `valid` with their excerpt."""
@@ -52,14 +53,15 @@ class SourceCheck:
         # One more character than shown tells whether the excerpt was cut.
         text = func.left(Chunk.content, self._excerpt_chars + 1)
         query = (
-            select(Chunk.id, Chunk.knowledge_id, Chunk.page, text)
+            select(Chunk.id, Chunk.knowledge_id, Chunk.page, text, Knowledge.file_name)
             .join(Knowledge, chunk_of_current_attempt())
             .where(
                 Chunk.id == any_(bindparam("ids", ids, type_=ARRAY(UUID(as_uuid=True)))),
                 *visible_chunk_conditions([self._kb_id], None),
             )
         )
-        for chunk_id, knowledge_id, page, content in self._session.execute(query):
+        for chunk_id, knowledge_id, page, content, file_name in self._session.execute(query):
+            self.file_names[str(knowledge_id)] = file_name
             self.valid[str(chunk_id)] = SourceChunkPublic(
                 id=str(chunk_id),
                 knowledge_id=str(knowledge_id),

@@ -28,7 +28,7 @@ from graphrag.auth.models import Capability
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.auth_helpers import bearer, make_key
-from tests.support.browser import DESKTOP, NARROW, Browser, chromium
+from tests.support.browser import DESKTOP, NARROW, Browser, chromium, sign_in
 from tests.support.graph_helpers import kb_graph_rule
 from tests.support.worker import WorkerProcess
 
@@ -142,14 +142,6 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         path.write_text(text + f"\n\n{uuid.uuid4()}\n")
         paths[name] = path
     return paths
-
-
-def sign_in(b: Browser, key: str) -> None:
-    b.open("/")
-    field = b.find("#api-key")
-    field.send_keys(key)
-    field.send_keys(Keys.ENTER)
-    b.find("#nav a[aria-current='page']")
 
 
 def sign_out(b: Browser) -> None:
@@ -296,15 +288,22 @@ def stop_an_answer(b: Browser) -> None:
 
 
 def graph_to_chunks(b: Browser) -> None:
+    """Both files name Elin Brask: one node, whose details list both, each with its chunk."""
     b.go("#/graph")
     b.find("#graph-kb option")
     b.find("#graph-entity").send_keys("Elin")
     b.click("#graph-search button[type=submit]")
     node = b.find("svg.graph g.node[data-name='Elin Brask']")
+    assert (
+        len(b.driver.find_elements(By.CSS_SELECTOR, "svg.graph g.node[data-name='Elin Brask']"))
+        == 1
+    )
+    assert node.get_attribute("data-documents") == "2"
     assert len(b.driver.find_elements(By.CSS_SELECTOR, "svg.graph g.edge")) >= 2
     node.send_keys(Keys.ENTER)  # an entity is a focusable button: keyboard works as a click
     b.text_in("#entity-title", "Elin Brask")
-    source = b.find("#entity-sources li")
+    assert len(b.driver.find_elements(By.CSS_SELECTOR, "#entity-documents > li")) == 2
+    source = b.find("#entity-documents .sources li")
     source.find_element(By.CSS_SELECTOR, ".open-source").click()
     b.find("#chunk-dialog[open]")
     assert "Elin Brask" in b.find("#chunk-content").text

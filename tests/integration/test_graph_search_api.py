@@ -1,11 +1,11 @@
-"""POST /api/v1/knowledge-bases/{id}/graph-search over real HTTP, PostgreSQL and Neo4j."""
+"""POST /api/v1/knowledge-bases/{id}/graph-search, and graph-view (the console's drawing of it, one
+node per entity), over real HTTP, PostgreSQL and Neo4j."""
 
 from __future__ import annotations
 
 import math
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -14,25 +14,13 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from api.app import create_app
-from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.settings import Settings
 from tests.support.api_helpers import create_kb
-from tests.support.graph_data import add_document, drop_kb_graph, graph
+from tests.support.graph_data import GraphKb as Kb
+from tests.support.graph_data import graph, graph_kb, one_entity_in_two_documents
 from tests.support.http_server import ThreadedServer
 
 pytestmark = pytest.mark.integration
-
-GRAPH_ON = {"indexing": {"graph_enabled": True}, "extract_config": {"enabled": True}}
-
-
-@dataclass
-class Kb:
-    id: uuid.UUID
-    store: Neo4jGraphStore
-    sessions: sessionmaker[Session]
-
-    def document(self, *contents: str) -> tuple[uuid.UUID, list[uuid.UUID]]:
-        return add_document(self.sessions, self.id, contents)
 
 
 @pytest.fixture
@@ -43,21 +31,27 @@ def kb(
     session_factory: sessionmaker[Session],
 ) -> Iterator[Kb]:
     """A fresh graph-enabled base; its graph is deleted afterwards."""
-    kb_id = uuid.UUID(create_kb(http, **GRAPH_ON)["id"])
-    store = Neo4jGraphStore(neo4j_driver, settings.neo4j)
-    yield Kb(kb_id, store, session_factory)
-    drop_kb_graph(store, neo4j_driver, kb_id)
+    with graph_kb(http, neo4j_driver, settings, session_factory) as made:
+        yield made
 
 
-def _post(http: httpx.Client, kb_id: uuid.UUID | str, body: dict[str, Any]) -> httpx.Response:
-    return http.post(f"/api/v1/knowledge-bases/{kb_id}/graph-search", json=body)
+def _post(
+    http: httpx.Client, kb_id: uuid.UUID | str, body: dict[str, Any], route: str = "graph-search"
+) -> httpx.Response:
+    return http.post(f"/api/v1/knowledge-bases/{kb_id}/{route}", json=body)
 
 
-def _search(http: httpx.Client, kb_id: uuid.UUID, **body: Any) -> dict[str, Any]:
-    response = _post(http, kb_id, body)
+def _search(
+    http: httpx.Client, kb_id: uuid.UUID, route: str = "graph-search", **body: Any
+) -> dict[str, Any]:
+    response = _post(http, kb_id, body, route)
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     return answer
+
+
+def _view(http: httpx.Client, kb_id: uuid.UUID, **body: Any) -> dict[str, Any]:
+    return _search(http, kb_id, "graph-view", **body)
 
 
 def _matched(answer: dict[str, Any]) -> list[str]:
@@ -398,3 +392,57 @@ def test_graph_off_on_the_server_is_503(
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "graph_disabled"
     assert unknown.status_code == 503
+
+
+def test_view_one_node_per_entity_with_its_documents(http: httpx.Client, kb: Kb) -> None:
+    plant, people = one_entity_in_two_documents(kb)
+
+    view = _view(http, kb.id, entity="Elin")
+
+    by_name = {n["name"]: n for n in view["nodes"]}
+    assert sorted(by_name) == ["Bergen", "Elin Brask", "Zorvath Industries"]
+    elin = by_name["Elin Brask"]
+    assert elin["matched"] is True and elin["key"] == "elin brask"
+    assert sorted(elin["attributes"]) == ["beekeeper", "plant director"]
+    docs = {d["knowledge_id"]: d for d in elin["documents"]}
+    assert {kg: d["file_name"] for kg, d in docs.items()} == {
+        str(plant): "plant.md",
+        str(people): "people.txt",
+    }
+    assert all(len(d["entity_ids"]) == 1 and len(d["chunks"]) == 1 for d in docs.values())
+    assert elin["id"] in [i for d in docs.values() for i in d["entity_ids"]]
+    assert [d["file_name"] for d in by_name["Bergen"]["documents"]] == ["people.txt"]
+    edges = {(e["source"], e["type"], e["target"]): e for e in view["edges"]}
+    runs = edges[(elin["id"], "runs", by_name["Zorvath Industries"]["id"])]
+    assert runs["count"] == 2 and len(runs["relation_ids"]) == 2 and len(runs["chunks"]) == 2
+    assert edges[(elin["id"], "studied_in", by_name["Bergen"]["id"])]["count"] == 1
+    assert len(edges) == 2
+    # Every chunk named is described, as graph-search describes it.
+    assert {s["id"] for s in view["sources"]} == {c for d in docs.values() for c in d["chunks"]}
+
+    # The public graph-search answer is as before: one entity per (name, document).
+    search = _search(http, kb.id, entity="Elin")
+    assert [e["name"] for e in search["entities"] if e["matched"]] == ["Elin Brask", "Elin Brask"]
+    assert len(search["relations"]) == 3
+
+
+def test_view_with_a_document_filter_shows_its_nodes_only(http: httpx.Client, kb: Kb) -> None:
+    plant, _ = one_entity_in_two_documents(kb)
+
+    view = _view(http, kb.id, entity="Elin", knowledge_ids=[str(plant)])
+
+    assert sorted(n["name"] for n in view["nodes"]) == ["Elin Brask", "Zorvath Industries"]
+    for node in view["nodes"]:
+        assert [(d["knowledge_id"], d["file_name"]) for d in node["documents"]] == [
+            (str(plant), "plant.md")
+        ]
+    [runs] = view["edges"]
+    assert (runs["type"], runs["count"]) == ("runs", 1)
+
+
+def test_view_has_the_checks_of_graph_search(http: httpx.Client, kb: Kb) -> None:
+    unknown = _post(http, uuid.uuid4(), {"entity": "A"}, "graph-view")
+    assert unknown.status_code == 404, unknown.text
+    blank = _post(http, kb.id, {"entity": " "}, "graph-view")
+    assert blank.status_code == 422, blank.text
+    assert blank.json()["error"]["code"] == "invalid_input"

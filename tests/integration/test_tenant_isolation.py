@@ -304,6 +304,9 @@ CASES: dict[str, Callable[[World], None]] = {
     "POST /api/v1/knowledge-bases/{kb_id}/graph-search": _missing(
         "POST", V1 + "/knowledge-bases/{kb}/graph-search", json={"entity": "Ada"}
     ),
+    "POST /api/v1/knowledge-bases/{kb_id}/graph-view": _missing(
+        "POST", V1 + "/knowledge-bases/{kb}/graph-view", json={"entity": "Ada"}
+    ),
     "POST /api/v1/knowledge-bases/{kb_id}/search": _missing(
         "POST", V1 + "/knowledge-bases/{kb}/search", json={"query": "Ada Moreau"}
     ),

@@ -16,13 +16,14 @@ from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.chrome.webdriver import WebDriver as ChromeDriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.command import Command
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-__all__ = ["CHROMEDRIVER", "CHROMIUM", "DESKTOP", "NARROW", "Browser", "chromium"]
+__all__ = ["CHROMEDRIVER", "CHROMIUM", "DESKTOP", "NARROW", "Browser", "chromium", "sign_in"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -102,6 +103,15 @@ class Browser:
             for e in entries
             if e["level"] == "SEVERE" and "Failed to load resource" not in e["message"]
         ]
+
+
+def sign_in(b: Browser, key: str) -> None:
+    """Open the console and sign in with `key`; returns once a page is shown."""
+    b.open("/")
+    field = b.find("#api-key")
+    field.send_keys(key)
+    field.send_keys(Keys.ENTER)
+    b.find("#nav a[aria-current='page']")
 
 
 @contextmanager

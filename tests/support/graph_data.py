@@ -5,8 +5,11 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 
+import httpx
 from neo4j import Driver
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -15,8 +18,20 @@ from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 from graphrag.graph.labels import entity_label
 from graphrag.graph.models import GraphData, GraphNode, GraphRelation
 from graphrag.graph.neo4j_store import Neo4jGraphStore
+from graphrag.settings import Settings
+from tests.support.api_helpers import create_kb
 
-__all__ = ["add_document", "drop_kb_graph", "graph"]
+__all__ = [
+    "GRAPH_ON",
+    "GraphKb",
+    "add_document",
+    "drop_kb_graph",
+    "graph",
+    "graph_kb",
+    "one_entity_in_two_documents",
+]
+
+GRAPH_ON = {"indexing": {"graph_enabled": True}, "extract_config": {"enabled": True}}
 
 
 def graph(
@@ -33,9 +48,13 @@ def graph(
 
 
 def add_document(
-    sessions: sessionmaker[Session], kb_id: uuid.UUID, contents: Sequence[str]
+    sessions: sessionmaker[Session],
+    kb_id: uuid.UUID,
+    contents: Sequence[str],
+    file_name: str | None = None,
 ) -> tuple[uuid.UUID, list[uuid.UUID]]:
-    """A completed text document of the base with one enabled chunk per text (pages 1, 2, ...)."""
+    """A completed text document of the base with one enabled chunk per text (pages 1, 2, ...);
+    named `doc-<id>.txt` unless `file_name` is given."""
     doc_id = uuid.uuid4()
     chunk_ids = [uuid.uuid4() for _ in contents]
     body = "\n\n".join(contents)
@@ -48,7 +67,7 @@ def add_document(
                 kb_id=kb_id,
                 tenant_id=kb.tenant_id,
                 source=KnowledgeSource.TEXT,
-                file_name=f"doc-{doc_id.hex[:8]}.txt",
+                file_name=file_name or f"doc-{doc_id.hex[:8]}.txt",
                 file_type="txt",
                 file_size=len(body),
                 sha256=hashlib.sha256(doc_id.bytes).hexdigest(),
@@ -97,3 +116,59 @@ def drop_kb_graph(store: Neo4jGraphStore, driver: Driver, kb_id: uuid.UUID) -> N
     driver.execute_query(f"DROP INDEX name_{label} IF EXISTS")
     records, _, _ = driver.execute_query(f"MATCH (n:{label}) RETURN count(n) AS left")
     assert records[0]["left"] == 0, kb_id
+
+
+@dataclass
+class GraphKb:
+    """A graph-enabled test base: documents go to PostgreSQL, graphs through the real store."""
+
+    id: uuid.UUID
+    store: Neo4jGraphStore
+    sessions: sessionmaker[Session]
+
+    def document(
+        self, *contents: str, file_name: str | None = None
+    ) -> tuple[uuid.UUID, list[uuid.UUID]]:
+        return add_document(self.sessions, self.id, contents, file_name)
+
+
+@contextmanager
+def graph_kb(
+    http: httpx.Client, driver: Driver, settings: Settings, sessions: sessionmaker[Session]
+) -> Iterator[GraphKb]:
+    """A fresh graph-enabled base of `http`'s tenant; its graph is deleted afterwards."""
+    kb_id = uuid.UUID(create_kb(http, **GRAPH_ON)["id"])
+    store = Neo4jGraphStore(driver, settings.neo4j)
+    yield GraphKb(kb_id, store, sessions)
+    drop_kb_graph(store, driver, kb_id)
+
+
+def one_entity_in_two_documents(kb: GraphKb) -> tuple[uuid.UUID, uuid.UUID]:
+    """plant.md and people.txt, both naming Elin Brask, who runs Zorvath Industries in both; only
+    plant.md places Zorvath in Tromso, only people.txt has her study in Bergen."""
+    plant, (p0,) = kb.document(
+        "Elin Brask runs Zorvath Industries in Tromso.", file_name="plant.md"
+    )
+    people, (q0,) = kb.document(
+        "Elin Brask runs Zorvath and studied in Bergen.", file_name="people.txt"
+    )
+    runs = ("Elin Brask", "runs", "Zorvath Industries")
+    kb.store.write_chunk_graph(
+        kb.id,
+        plant,
+        p0,
+        graph(
+            [("Elin Brask", ["plant director"]), "Zorvath Industries", "Tromso"],
+            [runs, ("Zorvath Industries", "located_in", "Tromso")],
+        ),
+    )
+    kb.store.write_chunk_graph(
+        kb.id,
+        people,
+        q0,
+        graph(
+            [("Elin Brask", ["beekeeper"]), "Zorvath Industries", "Bergen"],
+            [runs, ("Elin Brask", "studied_in", "Bergen")],
+        ),
+    )
+    return plant, people

@@ -11,27 +11,39 @@ function label(text) {
   return text.length > LABEL_CHARS ? `${text.slice(0, LABEL_CHARS - 1)}…` : text;
 }
 
-/** `result`: {entities: [{id, name, matched}], relations: [{source, target, type}]}. */
-export function drawing(result, onPick) {
-  const pos = layout(result.entities.map((e) => e.id), result.relations, WIDTH, HEIGHT);
-  const names = new Map(result.entities.map((e) => [e.id, e.name]));
-  const edges = result.relations.filter((r) => pos[r.source] && pos[r.target]).map((r) => {
+function nodeTitle(node) {
+  const files = node.documents.map((d) => d.file_name);
+  return files.length ? `${node.name}: named in ${files.join(", ")}` : node.name;
+}
+
+/**
+ * `view`: {nodes: [{id, name, matched, documents: [{file_name}]}], edges: [{source, target, type, count}]};
+ * `documents` is empty for a graph not read from documents (an extraction preview).
+ */
+export function drawing(view, onPick) {
+  const pos = layout(view.nodes.map((n) => n.id), view.edges, WIDTH, HEIGHT);
+  const names = new Map(view.nodes.map((n) => [n.id, n.name]));
+  const edges = view.edges.filter((r) => pos[r.source] && pos[r.target]).map((r) => {
     const a = pos[r.source];
     const b = pos[r.target];
-    return s("g", { class: "edge" },
+    const times = r.count > 1 ? ` ×${r.count}` : "";
+    return s("g", { class: "edge", dataset: { count: r.count } },
       s("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "marker-end": "url(#arrow)" }),
-      s("text", { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 4, "text-anchor": "middle" }, r.type),
-      s("title", {}, `${names.get(r.source)} ${r.type} ${names.get(r.target)}`));
+      s("text", { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 4, "text-anchor": "middle" }, r.type + times),
+      s("title", {}, `${names.get(r.source)} ${r.type} ${names.get(r.target)}${r.count > 1 ? ` (${r.count} document relations)` : ""}`));
   });
-  const nodes = result.entities.map((e) => {
-    const p = pos[e.id];
+  const nodes = view.nodes.map((n) => {
+    const p = pos[n.id];
+    const shared = n.documents.length > 1;
     const node = s("g", {
-      class: `node ${e.matched ? "matched" : ""}`, tabindex: 0, role: "button",
-      "aria-label": `Entity ${e.name}: show its source chunks`, dataset: { entityId: e.id, name: e.name },
+      class: `node ${n.matched ? "matched" : ""} ${shared ? "shared" : ""}`, tabindex: 0, role: "button",
+      "aria-label": `Entity ${n.name}` + (n.documents.length ? `, named in ${n.documents.length} document(s): show them` : ""),
+      dataset: { entityId: n.id, name: n.name, documents: n.documents.length },
       transform: `translate(${p.x},${p.y})`,
-    }, s("circle", { r: e.matched ? 9 : 6 }), s("text", { x: 12, y: 4 }, label(e.name)));
-    node.addEventListener("click", () => onPick(e));
-    node.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") { event.preventDefault(); onPick(e); } });
+    }, s("circle", { r: n.matched ? 9 : 6 }), s("text", { x: 12, y: 4 }, label(n.name) + (shared ? ` (${n.documents.length})` : "")),
+    s("title", {}, nodeTitle(n)));
+    node.addEventListener("click", () => onPick(n));
+    node.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") { event.preventDefault(); onPick(n); } });
     return node;
   });
   return s("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: "graph", role: "group", "aria-label": "Entities and relations" },

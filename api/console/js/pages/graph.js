@@ -1,5 +1,7 @@
-// Graph view: entities and relations of a base (or of one document) from graph-search, drawn
-// with a force layout and listed; a click on an entity shows its source chunks.
+// Graph view: one node per entity of a base (or of one document), from the graph-view endpoint
+// (graph-search's answer with the per-document nodes of one entity merged by the server), drawn
+// with a force layout and listed; a click on an entity shows the documents naming it and the
+// chunks it was read from.
 
 import { call } from "../api.js";
 import { openChunk } from "../chunk_dialog.js";
@@ -11,15 +13,31 @@ function truncation(t) {
   return cut.length ? h("p", { class: "warn", id: "graph-truncated" }, `Bounded answer: more ${cut.join(", ")} exist than shown. Narrow the search.`) : null;
 }
 
-function sourcesOf(entity, result, panel) {
-  const byId = new Map(result.sources.map((src) => [src.id, src]));
-  const sources = entity.chunks.map((id) => byId.get(id)).filter(Boolean);
-  fill(panel, h("h2", { id: "entity-title", tabindex: -1 }, entity.name),
-    entity.attributes.length ? h("p", { class: "muted" }, entity.attributes.join(" · ")) : null,
-    h("h3", {}, `Source chunks (${sources.length})`),
-    h("ul", { class: "sources", id: "entity-sources" }, sources.map((src) => h("li", { dataset: { chunkId: src.id } },
-      h("button", { type: "button", class: "link open-source", onclick: () => openChunk(src.id, { entity: entity.name }) }, `Open chunk${src.page ? ` (page ${src.page})` : ""}`),
-      h("div", { class: "excerpt" }, src.excerpt)))));
+function summary(view) {
+  const read = view.nodes.reduce((n, node) => n + node.documents.reduce((m, d) => m + d.entity_ids.length, 0), 0);
+  const merged = read > view.nodes.length ? ` · merged from ${read} document nodes` : "";
+  return `${view.nodes.length} entities · ${view.edges.length} relations${merged}`;
+}
+
+function sourceItem(src, node) {
+  return h("li", { dataset: { chunkId: src.id } },
+    h("button", { type: "button", class: "link open-source", onclick: () => openChunk(src.id, { entity: node.name }) }, `Open chunk${src.page ? ` (page ${src.page})` : ""}`),
+    h("div", { class: "excerpt" }, src.excerpt));
+}
+
+function detailsOf(node, view, panel) {
+  const byId = new Map(view.sources.map((src) => [src.id, src]));
+  const others = node.names.filter((n) => n !== node.name);
+  fill(panel, h("h2", { id: "entity-title", tabindex: -1 }, node.name),
+    others.length ? h("p", { class: "muted" }, `Also written: ${others.join(", ")}`) : null,
+    node.attributes.length ? h("p", { class: "muted" }, node.attributes.join(" · ")) : null,
+    h("h3", {}, `Named in ${node.documents.length} document(s)`),
+    h("ul", { class: "documents", id: "entity-documents" }, node.documents.map((doc) => {
+      const sources = doc.chunks.map((id) => byId.get(id)).filter(Boolean);
+      return h("li", { dataset: { knowledgeId: doc.knowledge_id } },
+        h("strong", { class: "doc-name" }, doc.file_name), h("span", { class: "muted" }, ` · ${sources.length} chunk(s)`),
+        h("ul", { class: "sources" }, sources.map((src) => sourceItem(src, node))));
+    })));
   panel.querySelector("h2").focus();
 }
 
@@ -29,8 +47,8 @@ export function render(root) {
   const entity = h("input", { name: "entity", id: "graph-entity", required: true, placeholder: "part of a name (case-sensitive)" });
   const relations = h("input", { name: "relation_types", placeholder: "all types" });
   const limit = h("input", { name: "limit", type: "number", min: 1, placeholder: "default" });
-  const view = h("div", { id: "graph-view" });
-  const panel = h("aside", { class: "card", id: "entity-panel", "aria-live": "polite" }, h("p", { class: "muted" }, "Click an entity to see the chunks it was read from."));
+  const area = h("div", { id: "graph-view" });
+  const panel = h("aside", { class: "card", id: "entity-panel", "aria-live": "polite" }, h("p", { class: "muted" }, "Click an entity to see the documents naming it and the chunks it was read from."));
   const form = h("form", { class: "card", id: "graph-search" },
     h("div", { class: "row" }, field("Knowledge base", kbSelect), field("Document", docSelect), field("Entity name contains", entity),
       field("Relation types (comma separated)", relations), field("Limit", limit)),
@@ -49,17 +67,17 @@ export function render(root) {
       if (types.length) body.relation_types = types;
       if (docSelect.value) body.knowledge_ids = [docSelect.value];
       if (limit.value) body.limit = Number(limit.value);
-      const result = await call(`/knowledge-bases/${kbSelect.value}/graph-search`, { method: "POST", body });
-      const pick = (e) => sourcesOf(e, result, panel);
-      fill(view, truncation(result.truncated),
-        h("p", { id: "graph-summary" }, `${result.entities.length} entities · ${result.relations.length} relations`),
-        result.entities.length ? drawing(result, pick) : h("p", { class: "muted" }, "No entity matches."),
-        h("ul", { class: "entity-list", "aria-label": "Entities" }, result.entities.map((e) => h("li", {},
-          h("button", { type: "button", class: "link", dataset: { entityId: e.id }, onclick: () => pick(e) }, e.name),
-          ` ${e.chunks.length} chunk(s)`))));
+      const view = await call(`/knowledge-bases/${kbSelect.value}/graph-view`, { method: "POST", body });
+      const pick = (node) => detailsOf(node, view, panel);
+      fill(area, truncation(view.truncated),
+        h("p", { id: "graph-summary" }, summary(view)),
+        view.nodes.length ? drawing(view, pick) : h("p", { class: "muted" }, "No entity matches."),
+        h("ul", { class: "entity-list", "aria-label": "Entities" }, view.nodes.map((node) => h("li", {},
+          h("button", { type: "button", class: "link", dataset: { entityId: node.id }, onclick: () => pick(node) }, node.name),
+          ` ${node.documents.length} document(s)`))));
     });
   });
-  fill(root, h("h1", {}, "Graph"), form, h("div", { class: "graph-layout" }, h("section", { class: "card" }, view), panel));
+  fill(root, h("h1", {}, "Graph"), form, h("div", { class: "graph-layout" }, h("section", { class: "card" }, area), panel));
   attempt(async () => {
     const kbs = await call("/knowledge-bases");
     const graphKbs = kbs.filter((kb) => kb.graph_on);

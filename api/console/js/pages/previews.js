@@ -13,8 +13,8 @@ function tagsOf(text) {
 
 function previewView(preview) {
   const graph = {
-    entities: preview.nodes.map((n) => ({ id: n.name, name: n.name, matched: true })),
-    relations: preview.relations.map((r) => ({ source: r.node1, target: r.node2, type: r.type })),
+    nodes: preview.nodes.map((n) => ({ id: n.name, name: n.name, matched: true, documents: [] })),
+    edges: preview.relations.map((r) => ({ source: r.node1, target: r.node2, type: r.type, count: 1 })),
   };
   return [
     h("p", { id: "preview-summary" }, `${preview.nodes.length} entities · ${preview.relations.length} relations · model output ${preview.output_kind}` +
