@@ -162,14 +162,14 @@ def test_agent_mode_gets_the_summary_of_the_folded_turns(
             json={"query": f"Question number {turn} about the crane?", "stream": False},
         ).json()
         assert answer["completed"] is True and answer["answer"] == long_answer, answer
-    sent = fresh_scripted_llm.requests("/v1/chat/completions")[-1].body
-    assert isinstance(sent, dict)
+    body = fresh_scripted_llm.requests("/v1/chat/completions")[-1].body
+    assert isinstance(body, dict) and isinstance(body["messages"], list)
+    sent = [str(m["content"]) for m in body["messages"] if isinstance(m, dict)]
     # The agent's system text (its own message, or leading the first user turn without a
     # system role) holds the summary of what was folded; the last turns follow it whole.
-    system = next(m["content"] for m in sent["messages"] if "This is step 1 of" in m["content"])
+    system = next(text for text in sent if "This is step 1 of" in text)
     summary = system.split("The conversation so far, summarised:\n", 1)[1]
     assert summary.startswith("Summary of the earlier conversation")
     assert "Objective: Question number 0 about the crane?" in summary
-    later = [m["content"] for m in sent["messages"] if m["content"] != system]
-    assert not any("Question number 0" in text for text in later)
-    assert sent["messages"][-1]["content"].endswith("Question number 3 about the crane?")
+    assert not any("Question number 0" in text for text in sent if text != system)
+    assert sent[-1].endswith("Question number 3 about the crane?")
