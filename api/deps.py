@@ -9,8 +9,9 @@ from typing import Annotated
 from fastapi import Depends, Query, Request
 from sqlalchemy.orm import Session
 
-from api.auth import get_tenant
+from api.auth import PrincipalDep, get_tenant
 from api.state import AppState
+from graphrag.chat.sessions import SessionAccess
 from graphrag.db.engine import session_scope
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.relay_loop import RelayLoop
@@ -24,6 +25,7 @@ __all__ = [
     "GraphStoreDep",
     "PageParams",
     "RelayDep",
+    "SessionAccessDep",
     "SessionDep",
     "SettingsDep",
     "StorageDep",
@@ -77,6 +79,17 @@ EmbedderDep = Annotated[Embedder, Depends(get_embedder)]
 # The tenant of the API key that called; GET/HEAD need `read`, other methods `write`
 # (read-only POST routes use `api.auth.ReaderTenantDep`).
 TenantDep = Annotated[uuid.UUID, Depends(get_tenant)]
+
+
+def get_session_access(
+    tenant: TenantDep, caller: PrincipalDep, settings: SettingsDep
+) -> SessionAccess:
+    """The chat sessions the caller reaches: its tenant's, of the owner its key acts for."""
+    return SessionAccess(tenant, caller, settings.memory.default_owner)
+
+
+# Needs what `TenantDep` needs (`read` to read, `write` to change).
+SessionAccessDep = Annotated[SessionAccess, Depends(get_session_access)]
 
 
 class PageParams:

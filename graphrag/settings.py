@@ -416,6 +416,7 @@ class FacesSettings(_Section):
 
     model_owner: str = Field(min_length=1, description="`owned_by` of the listed models")
     max_conversation_chars: int = Field(gt=0)
+    max_system_chars: int = Field(gt=0, description="the caller's system text of a /v1 request")
     chars_per_token: float = Field(gt=0)
     mcp_server_name: str = Field(min_length=1)
     mcp_allowed_hosts: list[str]

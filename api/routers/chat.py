@@ -11,7 +11,14 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import PrincipalDep
-from api.deps import AppStateDep, PageParams, SessionDep, SettingsDep, TenantDep
+from api.deps import (
+    AppStateDep,
+    PageParams,
+    SessionAccessDep,
+    SessionDep,
+    SettingsDep,
+    TenantDep,
+)
 from api.state import AppState
 from graphrag.auth.models import Principal
 from graphrag.chat import sessions
@@ -65,42 +72,48 @@ def create_session(
 
 
 @router.get("/sessions")
-def list_sessions(session: SessionDep, tenant: TenantDep, pages: Pages) -> Page[SessionPublic]:
-    """The tenant's sessions, most recently active first, a page at a time."""
-    return sessions.list_sessions(session, tenant, page=pages.page, page_size=pages.page_size)
+def list_sessions(
+    session: SessionDep, access: SessionAccessDep, pages: Pages
+) -> Page[SessionPublic]:
+    """The sessions of the key's memory owner (an `admin` key: all of the tenant's), most
+    recently active first, a page at a time."""
+    return sessions.list_sessions(session, access, page=pages.page, page_size=pages.page_size)
 
 
 @router.get("/sessions/{session_id}")
 def get_session(
     session_id: uuid.UUID,
     session: SessionDep,
-    tenant: TenantDep,
+    access: SessionAccessDep,
     settings: SettingsDep,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     page_size: Annotated[int | None, Query(ge=1)] = None,
 ) -> SessionWithMessages:
     """The session with a page of its messages, oldest first (references and completion flag
     included); `messages_total` tells how many there are. `page_size` defaults to
-    `chat.messages_page_size` and is cut to `chat.max_messages_page_size`."""
+    `chat.messages_page_size` and is cut to `chat.max_messages_page_size`. Another owner's
+    session is 403 `owner_forbidden` (unless the key is `admin`)."""
     chat = settings.chat
     size = min(page_size or chat.messages_page_size, chat.max_messages_page_size)
-    return sessions.get_session(session, tenant, session_id, page=page, page_size=size)
+    return sessions.get_session(session, access, session_id, page=page, page_size=size)
 
 
 @router.patch("/sessions/{session_id}")
 def rename_session(
-    session_id: uuid.UUID, body: SessionUpdate, session: SessionDep, tenant: TenantDep
+    session_id: uuid.UUID, body: SessionUpdate, session: SessionDep, access: SessionAccessDep
 ) -> SessionPublic:
-    return sessions.rename_session(session, tenant, session_id, body)
+    """Rename a session of the key's owner (any owner's with `admin`)."""
+    return sessions.rename_session(session, access, session_id, body)
 
 
 @router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_session(
-    session_id: uuid.UUID, session: SessionDep, tenant: TenantDep, state: AppStateDep
+    session_id: uuid.UUID, session: SessionDep, access: SessionAccessDep, state: AppStateDep
 ) -> None:
-    """Delete the session with its messages and what the agent memory kept of it (its recall
-    log and the facts learnt from it)."""
-    sessions.delete_session(session, tenant, session_id, _services(state).memory)
+    """Delete a session of the key's owner (any owner's with `admin`) with its messages and
+    what the agent memory kept of it (its recall log and, with Neo4j, the facts learnt from
+    it)."""
+    sessions.delete_session(session, access, session_id, _services(state).memory)
 
 
 def _may_use_memory_of(caller: Principal, owner: str, state: AppState) -> None:

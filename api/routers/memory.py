@@ -8,13 +8,20 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response, status
 
 from api.auth import PrincipalDep, ReaderTenantDep
-from api.deps import AppStateDep, PageParams, RelayDep, SessionDep, SettingsDep, TenantDep
+from api.deps import (
+    AppStateDep,
+    PageParams,
+    RelayDep,
+    SessionAccessDep,
+    SessionDep,
+    SettingsDep,
+    TenantDep,
+)
 from api.dispatch import commit_with_task
 from graphrag.auth.models import Principal
-from graphrag.chat.sessions import get_session_row
 from graphrag.db import outbox
 from graphrag.db.pages import Page
-from graphrag.errors import ArchivalMemoryDisabledError, NotFoundError
+from graphrag.errors import ArchivalMemoryDisabledError, InvalidInputError, NotFoundError
 from graphrag.memory import core_memory, facts_service
 from graphrag.memory.context import ARCHIVAL_OFF, MemoryContext
 from graphrag.memory.models import (
@@ -190,18 +197,27 @@ def delete_core_section(
 def close_session(
     session_id: uuid.UUID,
     body: SessionCloseRequest,
-    tenant: TenantDep,
-    caller: PrincipalDep,
+    access: SessionAccessDep,
     session: SessionDep,
     settings: SettingsDep,
     relay: RelayDep,
 ) -> SessionCloseQueued:
-    """Queue the close of a session: its log becomes facts in the owner's archival memory
-    (503 `archival_memory_disabled` without Neo4j: there is nowhere to put them)."""
-    get_session_row(session, tenant, session_id)  # another tenant's session is not found
+    """Queue the close of a session: its log becomes facts in its owner's archival memory.
+
+    The key must act for the session's owner (any owner with `admin`; else 403
+    `owner_forbidden`); an `owner` in the body must name it. 503 `archival_memory_disabled`
+    without Neo4j: there is nowhere to put the facts.
+    """
+    row = access.row(session, session_id)  # 404 another tenant's, 403 another owner's
+    who = facts_service.make_owner(access.tenant_id, row.owner, settings.memory)
+    if body.owner is not None:
+        named = _owner(access.tenant_id, access.caller, body.owner, settings)
+        if named.owner != who.owner:
+            raise InvalidInputError(
+                "the session belongs to another owner", owner=named.owner, session_owner=who.owner
+            )
     if not settings.neo4j.enable:
         raise ArchivalMemoryDisabledError(ARCHIVAL_OFF)
-    who = _owner(tenant, caller, body.owner, settings)
     task = outbox.close_memory_session(who.tenant_id, who.owner, session_id)
     commit_with_task(session, relay, task)
     return SessionCloseQueued(session_id=session_id, owner=who.owner)

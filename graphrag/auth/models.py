@@ -56,8 +56,9 @@ class Principal(BaseModel):
         bound = self.owner or default_owner
         if requested is None:
             return bound
-        if self.can(Capability.ADMIN) or requested.strip() == bound:
-            return requested
+        name = requested.strip()  # as the owner is stored and compared
+        if self.can(Capability.ADMIN) or name == bound:
+            return name
         raise OwnerForbiddenError(
             "this API key acts for one memory owner only", owner=requested, key_owner=bound
         )

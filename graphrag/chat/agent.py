@@ -26,6 +26,7 @@ from graphrag.chat.tool_calls import (
 )
 from graphrag.llm.client import AgentMessage, ToolReply
 from graphrag.llm.prompts import ChatMessage, PromptTemplate
+from graphrag.llm.tool_results import ToolResultCut
 from graphrag.settings import ChatSettings
 
 __all__ = ["AgentLoop", "AgentPrompt", "AgentStep", "StepKind", "ToolLlm"]
@@ -42,15 +43,22 @@ class ToolLlm(Protocol):
 
 
 class AgentPrompt:
-    """The agent template rendered for one question (and the user's memory, if any)."""
+    """The agent template rendered for one question, with the summary of the conversation's
+    folded turns and the user's memory, when there are."""
 
     def __init__(
-        self, template: PromptTemplate, max_steps: int, question: str, memory: str = ""
+        self,
+        template: PromptTemplate,
+        max_steps: int,
+        question: str,
+        memory: str = "",
+        summary: str | None = None,
     ) -> None:
         self._template = template
         self._max_steps = max_steps
         self._question = question
         self._memory = memory
+        self._summary = summary
 
     def system(self, step: int) -> str:
         """The system text for model call number `step`."""
@@ -58,6 +66,8 @@ class AgentPrompt:
             step=str(step), max_steps=str(self._max_steps), question=self._question
         )
         text = (rendered.system or "").strip()
+        if self._summary:
+            text += "\n\n" + self.fragment("history_summary", summary=self._summary)
         if self._memory:
             text += "\n\n" + self.fragment("memory", memory=self._memory)
         return text
@@ -83,15 +93,18 @@ class AgentLoop:
         prompt: AgentPrompt,
         chat: ChatSettings,
         history: list[ChatMessage] | None = None,
+        results_cut: ToolResultCut | None = None,
     ) -> None:
         self._llm = llm
         self._toolbox = toolbox
         self._evidence = evidence
         self._prompt = prompt
         self._chat = chat
+        self._results_cut = results_cut  # None: every tool result is sent whole
         self.messages: list[AgentMessage] = [
             AgentMessage(role=m.role, content=m.content) for m in history or []
         ]
+        self._written_results: set[int] = set()  # user messages that carry tool results
         self.messages.append(AgentMessage(role="user", content=prompt.question()))
         self.steps_taken = 0
         self.reflections = 0
@@ -103,8 +116,15 @@ class AgentLoop:
         step = min(self.steps_taken + 1, self._chat.agent_max_steps)
         system = AgentMessage(role="system", content=self._prompt.system(step))
         return self._llm.complete_tools(
-            [system, *self.messages], tools, self._chat.answer_max_tokens
+            [system, *self.sent_messages()], tools, self._chat.answer_max_tokens
         )
+
+    def sent_messages(self) -> list[AgentMessage]:
+        """The dialogue as the next call sends it: tool results older than the last messages
+        cut (`memory.tool_result_max_chars`), the recent ones whole."""
+        if self._results_cut is None:
+            return list(self.messages)
+        return self._results_cut.apply(self.messages, self._written_results)[0]
 
     def run(self) -> Iterator[AgentStep]:
         """Call, parse, act or check, until an answer is accepted or the budget is spent."""
@@ -154,6 +174,7 @@ class AgentLoop:
         if written:
             results = json.dumps(written, ensure_ascii=False)
             text = self._prompt.fragment("tool_results", results=results)
+            self._written_results.add(len(self.messages))
             self.messages.append(AgentMessage(role="user", content=text))
 
     def _run_call(self, index: int, call: ToolCall | InvalidToolCall) -> ToolResult:

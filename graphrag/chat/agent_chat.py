@@ -29,6 +29,7 @@ from graphrag.chat.service import chat_answer
 from graphrag.chat.turn import ChatServices, ChatTurn, TurnUsage
 from graphrag.llm.client import AgentMessage, ToolReply
 from graphrag.llm.prompts import PromptTemplate, load_prompt
+from graphrag.llm.tool_results import ToolResultCut
 
 __all__ = ["AGENT_PROMPT", "AgentAnswer", "agent_chat_answer", "build_toolbox"]
 
@@ -86,7 +87,11 @@ class AgentAnswer:
         chat = services.settings.chat
         template = load_prompt(AGENT_PROMPT, services.settings.extraction.prompt_templates_dir)
         prompt = AgentPrompt(
-            template, chat.agent_max_steps, turn.request.query, turn.memory_context
+            template,
+            chat.agent_max_steps,
+            turn.request.query,
+            turn.memory_context,
+            turn.history_summary,
         )
         toolbox = build_toolbox(services, turn, template)
         self._tools = toolbox.names
@@ -94,7 +99,9 @@ class AgentAnswer:
         # The same list: passages found before a failure are stored with the partial turn.
         turn.references = evidence.references
         llm = _MeteredLlm(services.llm, turn.usage)
-        self._loop = AgentLoop(llm, toolbox, evidence, prompt, chat, turn.history)
+        memory = services.settings.memory
+        cut = ToolResultCut(memory.keep_last_messages, memory.tool_result_max_chars)
+        self._loop = AgentLoop(llm, toolbox, evidence, prompt, chat, turn.history, cut)
         steps: list[AgentStep] = []
         for step in self._loop.run():
             steps.append(step)

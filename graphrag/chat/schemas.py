@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.db.enums import MessageRole
+from graphrag.errors import GraphragError
 from graphrag.search.models import GraphContribution, SearchHit
 from graphrag.text_input import InputText
 
@@ -223,12 +224,18 @@ class AgentDoneEvent(DoneEvent):
 
 
 class ErrorEvent(BaseModel):
-    """The turn stopped: the LLM could not be reached (the question is kept)."""
+    """The turn stopped on an error, named by its stable code (the LLM down or refusing the
+    request, the embedder or the graph failing); the question is kept, marked incomplete."""
 
     event: ClassVar[ChatEventType] = ChatEventType.ERROR
 
     code: str
     message: str
+
+    @classmethod
+    def of(cls, error: GraphragError) -> ErrorEvent:
+        """The event naming `error`."""
+        return cls(code=error.code, message=error.message)
 
 
 EventPayload = ReferencesEvent | DeltaEvent | AgentStep | DoneEvent | ErrorEvent

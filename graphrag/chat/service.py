@@ -31,7 +31,7 @@ from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import MessageRole
 from graphrag.db.models import Message
-from graphrag.errors import InvalidInputError, LlmUnavailableError
+from graphrag.errors import GraphragError, InvalidInputError
 from graphrag.llm.prompts import ChatMessage
 from graphrag.search.kb_search import load_kb_scopes
 from graphrag.search.models import KbScope
@@ -115,8 +115,9 @@ def run_turn(
     services: ChatServices, turn: ChatTurn, producer: AnswerProducer
 ) -> Iterator[ChatEvent]:
     """One turn in any mode: its stages, the producer's steps, `references`, the answer as
-    `delta`s, then `done` (with the token usage) or `error`. The turn is persisted however the
-    stream ends, a partial answer marked incomplete."""
+    `delta`s, then `done` (with the token usage) or, when a `GraphragError` stops it, `error`
+    (its stable code and message). The turn is persisted however the stream ends; one that
+    did not complete is stored marked incomplete (see `persist_turn`)."""
     start = perf_counter()
     try:
         prepare_turn(services, turn, order=producer.stages)
@@ -136,9 +137,12 @@ def run_turn(
             usage=turn.usage.public(),
         )
         yield ChatEvent(producer.done_event(done))
-    except LlmUnavailableError as exc:
-        turn.error = ErrorEvent(code=exc.code, message=exc.message)
-        yield ChatEvent(turn.error)
+    except GraphragError as exc:
+        # The LLM down or refusing the request (a context overflow), the embedder or the graph
+        # failing: the stream still ends with an event that names the error by its code.
+        log.warning("chat turn failed: %s: %s", exc.code, exc.message)
+        turn.failure = exc
+        yield ChatEvent(ErrorEvent.of(exc))
     finally:
         persist_turn(services, turn, producer.trace(turn))
 
@@ -173,8 +177,9 @@ def chat_answer(turn: ChatTurn) -> ChatAnswer:
 def persist_turn(services: ChatServices, turn: ChatTurn, steps: list[dict[str, Any]]) -> None:
     """The question and the answer (complete or not), then the exchange for the memory.
 
-    `steps` is what the answer records of how it was made. A stateless turn (no session)
-    keeps nothing.
+    `steps` is what the answer records of how it was made. A turn that did not complete (an
+    error, a client gone) has both messages marked incomplete: later turns leave the pair out
+    of their history, and the memory does not record it. A stateless turn keeps nothing.
     """
     if turn.session_id is None:
         return  # a stateless turn keeps nothing
@@ -186,7 +191,7 @@ def persist_turn(services: ChatServices, turn: ChatTurn, steps: list[dict[str, A
                 session_id=turn.session_id,
                 role=MessageRole.USER,
                 content=turn.request.query,
-                completed=True,
+                completed=turn.completed,
             )
         )
         session.flush()

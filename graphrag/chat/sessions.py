@@ -1,12 +1,19 @@
-"""Chat sessions and their messages, per tenant."""
+"""Chat sessions and their messages, per tenant and memory owner.
+
+A key reaches the sessions of the one memory owner it acts for (an `admin` key: every owner of
+its tenant). Another tenant's session is not found (404); another owner's session of the same
+tenant is 403 `owner_forbidden`, as chatting in it or naming that owner is.
+"""
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from sqlalchemy import case, select
 from sqlalchemy.orm import Session
 
+from graphrag.auth.models import Capability, Principal
 from graphrag.chat.schemas import (
     MessagePublic,
     SessionCreate,
@@ -24,6 +31,7 @@ from graphrag.kb.service import get_kb_row
 from graphrag.settings import ChatSettings
 
 __all__ = [
+    "SessionAccess",
     "create_session",
     "delete_session",
     "get_session",
@@ -43,6 +51,28 @@ def get_session_row(session: Session, tenant_id: uuid.UUID, session_id: uuid.UUI
     return tenant_row(
         session, ChatSession, tenant_id, session_id, what="chat session", id_key="session_id"
     )
+
+
+@dataclass(frozen=True)
+class SessionAccess:
+    """A caller's reach over its tenant's chat sessions."""
+
+    tenant_id: uuid.UUID
+    caller: Principal
+    default_owner: str  # the owner of a key bound to none
+
+    @property
+    def owner(self) -> str | None:
+        """The one owner whose sessions the caller sees; None: every owner (`admin`)."""
+        if self.caller.can(Capability.ADMIN):
+            return None
+        return self.caller.memory_owner(None, self.default_owner)
+
+    def row(self, session: Session, session_id: uuid.UUID) -> ChatSession:
+        """The session, if the caller may act for its owner (403 `owner_forbidden` if not)."""
+        row = get_session_row(session, self.tenant_id, session_id)
+        self.caller.memory_owner(row.owner, self.default_owner)
+        return row
 
 
 def create_session(
@@ -70,24 +100,23 @@ def create_session(
 
 
 def list_sessions(
-    session: Session, tenant_id: uuid.UUID, *, page: int, page_size: int
+    session: Session, access: SessionAccess, *, page: int, page_size: int
 ) -> Page[SessionPublic]:
-    """A page of the tenant's sessions, most recently active first."""
-    query = (
-        select(ChatSession)
-        .where(ChatSession.tenant_id == tenant_id)
-        .order_by(ChatSession.updated_at.desc(), ChatSession.id)
-    )
+    """A page of the sessions the caller sees, most recently active first."""
+    query = select(ChatSession).where(ChatSession.tenant_id == access.tenant_id)
+    if (owner := access.owner) is not None:
+        query = query.where(ChatSession.owner == owner)
+    query = query.order_by(ChatSession.updated_at.desc(), ChatSession.id)
     return paginate(
         session, query, page=page, page_size=page_size, public=SessionPublic.model_validate
     )
 
 
 def get_session(
-    session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID, *, page: int, page_size: int
+    session: Session, access: SessionAccess, session_id: uuid.UUID, *, page: int, page_size: int
 ) -> SessionWithMessages:
     """The session with one page of its messages, oldest first, and how many it holds."""
-    row = get_session_row(session, tenant_id, session_id)
+    row = access.row(session, session_id)
     public = SessionPublic.model_validate(row)
     query = (
         select(Message)
@@ -107,9 +136,10 @@ def get_session(
 
 
 def rename_session(
-    session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID, data: SessionUpdate
+    session: Session, access: SessionAccess, session_id: uuid.UUID, data: SessionUpdate
 ) -> SessionPublic:
-    row = get_session_row(session, tenant_id, session_id)
+    """Give the session another title."""
+    row = access.row(session, session_id)
     row.title = data.title
     session.flush()
     session.refresh(row)
@@ -117,11 +147,11 @@ def rename_session(
 
 
 def delete_session(
-    session: Session, tenant_id: uuid.UUID, session_id: uuid.UUID, memory: MemoryPort | None
+    session: Session, access: SessionAccess, session_id: uuid.UUID, memory: MemoryPort | None
 ) -> None:
     """Delete the session, its messages and its recall log (database cascade), and first what
     the memory learnt from it: a failure there leaves the session in place, to delete again."""
-    row = get_session_row(session, tenant_id, session_id)
+    row = access.row(session, session_id)
     if memory is not None:
-        memory.forget_session(tenant_id, session_id)
+        memory.forget_session(access.tenant_id, session_id)
     session.delete(row)

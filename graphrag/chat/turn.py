@@ -9,6 +9,7 @@ from typing import Protocol
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.chat.schemas import AgentStep, ChatRequest, ChatUsage, ErrorEvent, Reference
+from graphrag.errors import GraphragError
 from graphrag.graph.store import GraphStore
 from graphrag.llm.client import LlmClient, LlmReply
 from graphrag.llm.prompts import ChatMessage
@@ -125,10 +126,15 @@ class ChatTurn:
     steps: list[AgentStep] = field(default_factory=list)  # how an agent reached its answer
     answer: str = ""
     completed: bool = False
-    error: ErrorEvent | None = None
+    failure: GraphragError | None = None  # what stopped the turn, if anything did
     graph_truncated: bool = False
     usage: TurnUsage = field(default_factory=TurnUsage)
     timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def error(self) -> ErrorEvent | None:
+        """The `error` event of what stopped the turn (None while nothing did)."""
+        return None if self.failure is None else ErrorEvent.of(self.failure)
 
     @property
     def graph_kb_ids(self) -> list[uuid.UUID]:

@@ -27,11 +27,12 @@ from graphrag.chat.schemas import (
 from graphrag.chat.service import complete_turn, run_chat, start_stateless_turn
 from graphrag.chat.turn import ChatTurn
 from graphrag.db.engine import session_scope
-from graphrag.errors import InvalidInputError, LlmUnavailableError
+from graphrag.errors import InvalidInputError
 from graphrag.faces.model_ids import kb_models, resolve_model
 from graphrag.faces.openai_schemas import CompletionRequest, MessageIn, openai_error
 from graphrag.faces.services import FaceServices
 from graphrag.llm.prompts import ChatMessage
+from graphrag.settings import FacesSettings
 
 __all__ = [
     "Completion",
@@ -89,11 +90,15 @@ def _text(message: MessageIn) -> str:
     return "\n".join(part.text or "" for part in message.content)
 
 
-def conversation(request: CompletionRequest, max_chars: int) -> tuple[str, list[ChatMessage], str]:
+def conversation(
+    request: CompletionRequest, faces: FacesSettings
+) -> tuple[str, list[ChatMessage], str]:
     """(question, history, instructions) of the request's messages: the last one must be the
     user's question; earlier user and assistant messages are the history, system and
-    developer messages the instructions; tool messages are left out."""
+    developer messages the instructions (at most `faces.max_system_chars` together); tool
+    messages are left out."""
     texts = [_text(m) for m in request.messages]
+    max_chars = faces.max_conversation_chars
     if sum(len(t) for t in texts) > max_chars:
         raise InvalidInputError(f"the messages exceed {max_chars} characters", param="messages")
     last = request.messages[-1]
@@ -106,6 +111,10 @@ def conversation(request: CompletionRequest, max_chars: int) -> tuple[str, list[
         if m.role in _HISTORY_ROLES
     ]
     instructions = "\n".join(t for m, t in earlier if m.role in _INSTRUCTION_ROLES and t.strip())
+    if len(instructions) > faces.max_system_chars:
+        raise InvalidInputError(
+            f"the system messages exceed {faces.max_system_chars} characters", param="messages"
+        )
     return texts[-1], history, instructions
 
 
@@ -114,9 +123,7 @@ def start_completion(
 ) -> Completion:
     """Check the caller (`write`, as the knowledge chat), the model and the messages."""
     tenant = principal.require(Capability.WRITE)
-    question, history, instructions = conversation(
-        request, services.settings.faces.max_conversation_chars
-    )
+    question, history, instructions = conversation(request, services.settings.faces)
     with session_scope(services.chat.sessions) as session:
         kb_ids = resolve_model(session, tenant, request.model)
     chat_request = ChatRequest(
@@ -174,24 +181,25 @@ def _event_chunks(
         if completion.request.include_usage:
             usage = usage_of(turn, services.settings.faces.chars_per_token)
             yield _chunk(completion, [], usage=usage)
-    elif isinstance(data, ErrorEvent):
-        yield openai_error(LlmUnavailableError.http_status, data.code, data.message)
+    elif isinstance(data, ErrorEvent) and turn.failure is not None:
+        yield openai_error(turn.failure.http_status, data.code, data.message)
 
 
 def completion_chunks(services: FaceServices, completion: Completion) -> Iterator[dict[str, Any]]:
     """The streamed answer as `chat.completion.chunk` objects: the first carries `references`,
-    then content deltas, a `stop` chunk and, when asked for, a usage chunk; a failure of the
-    LLM ends the stream with an error object instead."""
+    then content deltas, a `stop` chunk and, when asked for, a usage chunk; a failure (the LLM,
+    the embedder, the graph) ends the stream with an error object, with its code, instead."""
     for event in run_chat(services.chat, completion.turn):
         yield from _event_chunks(services, completion, event)
 
 
 def complete(services: FaceServices, completion: Completion) -> dict[str, Any]:
-    """The whole answer as one `chat.completion`; a failure of the LLM raises (503)."""
+    """The whole answer as one `chat.completion`; a failure of the turn is raised again (the
+    LLM down is a 503, a request it refused a 502...)."""
     turn = completion.turn
     complete_turn(services.chat, turn)
-    if turn.error is not None:
-        raise LlmUnavailableError(turn.error.message)
+    if turn.failure is not None:
+        raise turn.failure
     return {
         "id": completion.id,
         "object": "chat.completion",

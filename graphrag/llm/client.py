@@ -222,6 +222,16 @@ class LlmClient:
                     yield chunk.choices[0].delta.content
         except _TRANSIENT as exc:
             raise LlmUnavailableError(f"LLM call failed: {exc}", model=self.settings.model) from exc
+        except openai.APIStatusError as exc:
+            raise self._refused(exc) from exc
+
+    def _refused(self, exc: openai.APIStatusError) -> LlmRequestError:
+        """A 4xx of the server (the prompt over its context, say): the same request fails
+        again, so it is not worth a retry."""
+        return LlmRequestError(
+            f"LLM refused the request ({exc.status_code}): {exc.message}",
+            model=self.settings.model,
+        )
 
     def complete(
         self,
@@ -250,11 +260,8 @@ class LlmClient:
                 raise LlmUnavailableError(
                     f"LLM call failed: {exc}", model=self.settings.model
                 ) from exc
-            except openai.APIStatusError as exc:  # a 4xx: the same request fails again
-                raise LlmRequestError(
-                    f"LLM refused the request ({exc.status_code}): {exc.message}",
-                    model=self.settings.model,
-                ) from exc
+            except openai.APIStatusError as exc:
+                raise self._refused(exc) from exc
             seconds = time.monotonic() - started
         if not completion.choices:
             raise LlmUnavailableError("LLM answered without a choice", model=self.settings.model)
@@ -318,6 +325,8 @@ class LlmClient:
                 raise LlmUnavailableError(
                     f"LLM call failed: {exc}", model=self.settings.model
                 ) from exc
+            except openai.APIStatusError as exc:
+                raise self._refused(exc) from exc
         if not completion.choices:
             raise LlmUnavailableError("LLM answered without a choice", model=self.settings.model)
         choice = completion.choices[0]

@@ -83,5 +83,8 @@ class ChatMemory:
 
     def forget_session(self, tenant_id: uuid.UUID, session_id: uuid.UUID) -> int:
         """Remove the archival facts learnt from the session (its recall log goes with the
-        session's row, by the database's cascade); returns how many facts were removed."""
+        session's row, by the database's cascade); returns how many facts were removed.
+        Without the archive (Neo4j off) no fact was ever learnt: nothing to remove."""
+        if not self.ctx.archival:
+            return 0
         return self.ctx.archive.delete_session_facts(tenant_id, session_id)

@@ -17,16 +17,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from graphrag.llm.tool_results import ToolResultCut, cut_text
 from graphrag.settings import MemorySettings
 
 __all__ = [
     "BudgetedContext",
     "ContextMessage",
     "context_chars",
-    "cut_text",
     "fit_context",
     "summarize_messages",
-    "truncate_old_tool_results",
 ]
 
 SUMMARY_HEADING = "Summary of the earlier conversation"
@@ -69,28 +68,6 @@ def _chars(message: ContextMessage) -> int:
 def context_chars(messages: Sequence[ContextMessage]) -> int:
     """Characters of content and tool calls of `messages`."""
     return sum(_chars(m) for m in messages)
-
-
-def cut_text(text: str, max_chars: int) -> str:
-    """`text` cut to `max_chars`, with a marker saying how much was dropped."""
-    if len(text) <= max_chars:
-        return text
-    return f"{text[:max_chars]} [... {len(text) - max_chars} characters cut]"
-
-
-def truncate_old_tool_results(
-    messages: Sequence[ContextMessage], keep_last: int, max_chars: int
-) -> tuple[list[ContextMessage], int]:
-    """Tool results before the last `keep_last` messages cut to `max_chars`; (messages, cut)."""
-    boundary = max(len(messages) - keep_last, 0)
-    result: list[ContextMessage] = []
-    cut = 0
-    for index, message in enumerate(messages):
-        if index < boundary and message.role == "tool" and len(message.content) > max_chars:
-            message = message.model_copy(update={"content": cut_text(message.content, max_chars)})
-            cut += 1
-        result.append(message)
-    return result, cut
 
 
 def _first_line(text: str) -> str:
@@ -148,7 +125,7 @@ def fit_context(messages: Sequence[ContextMessage], settings: MemorySettings) ->
     system_text = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
     dialogue = [m for m in messages if m.role != "system"]
     keep_last = settings.keep_last_messages
-    dialogue, cut = truncate_old_tool_results(dialogue, keep_last, settings.tool_result_max_chars)
+    dialogue, cut = ToolResultCut(keep_last, settings.tool_result_max_chars).apply(dialogue)
     summary: str | None = None
     folded = 0
     if len(system_text) + context_chars(dialogue) > settings.compact_threshold_chars:

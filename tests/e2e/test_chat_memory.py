@@ -147,3 +147,29 @@ def test_long_session_is_compacted_into_one_summary(
     facts = compacting_api.get("/api/v1/memory/facts", params={"owner": owner}).json()
     summaries = [f for f in facts["items"] if f["kind"] == "summary"]
     assert len(summaries) == 1 and summaries[0]["session_id"] == session_id
+
+
+def test_agent_mode_gets_the_summary_of_the_folded_turns(
+    compacting_api: httpx.Client, http: httpx.Client, fresh_scripted_llm: ScriptedLlmServer
+) -> None:
+    long_answer = "The crane report says:" + " lifting went well." * 15
+    fresh_scripted_llm.set_rules([], default={"content": long_answer})
+    kb = create_kb(http)
+    session = compacting_api.post("/api/v1/sessions", json={"kb_ids": [kb["id"]]}).json()
+    for turn in range(TURNS):
+        answer = compacting_api.post(
+            f"/api/v1/agent-chat/{session['id']}",
+            json={"query": f"Question number {turn} about the crane?", "stream": False},
+        ).json()
+        assert answer["completed"] is True and answer["answer"] == long_answer, answer
+    body = fresh_scripted_llm.requests("/v1/chat/completions")[-1].body
+    assert isinstance(body, dict) and isinstance(body["messages"], list)
+    sent = [str(m["content"]) for m in body["messages"] if isinstance(m, dict)]
+    # The agent's system text (its own message, or leading the first user turn without a
+    # system role) holds the summary of what was folded; the last turns follow it whole.
+    system = next(text for text in sent if "This is step 1 of" in text)
+    summary = system.split("The conversation so far, summarised:\n", 1)[1]
+    assert summary.startswith("Summary of the earlier conversation")
+    assert "Objective: Question number 0 about the crane?" in summary
+    assert not any("Question number 0" in text for text in sent if text != system)
+    assert sent[-1].endswith("Question number 3 about the crane?")

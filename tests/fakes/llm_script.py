@@ -34,6 +34,7 @@ __all__ = [
 DEFAULT_EMBEDDING_DIM = 384  # all-MiniLM-L6-v2's width, the project's local embedder
 DEFAULT_MODEL = "scripted-llm"
 DEFAULT_STREAM_PIECE_CHARS = 12  # content characters per SSE chunk
+DEFAULT_CONTEXT_TOKENS = 4096  # the context a context-overflow fault reports
 
 Endpoint = Literal["chat", "embeddings"]
 
@@ -129,11 +130,14 @@ class Reply(_Strict):
 
 
 class Fault(_Strict):
-    """Ways to misbehave; applied in order delay, dropped connection, status, malformed JSON,
-    truncation."""
+    """Ways to misbehave; applied in order delay, dropped connection, context overflow, status,
+    malformed JSON, truncation."""
 
     delay_s: float | None = Field(default=None, ge=0)
     drop_connection: bool = False  # close the connection without a byte of answer
+    # Answer 400 as llama.cpp does when the prompt is over its context (`n_ctx` tokens).
+    context_overflow: bool = False
+    context_tokens: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=1)
     status: int | None = Field(default=None, ge=400, le=599)
     retry_after_ms: int | None = Field(default=None, ge=0)  # header sent with `status`
     malformed_json: bool = False

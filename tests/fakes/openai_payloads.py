@@ -17,10 +17,12 @@ import numpy as np
 from tests.fakes.llm_script import Reply
 
 __all__ = [
+    "CONTEXT_OVERFLOW_STATUS",
     "MALFORMED_JSON",
     "chat_completion",
     "chat_stream_events",
     "completion_usage",
+    "context_overflow_body",
     "embedding_vector",
     "embeddings_response",
     "error_body",
@@ -30,6 +32,7 @@ __all__ = [
 # Cut in the middle of a string value: no JSON parser accepts it.
 MALFORMED_JSON = '{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"mess'
 _SEED_BYTES = 8  # bytes of the text's digest seeding its vector
+CONTEXT_OVERFLOW_STATUS = 400  # what llama.cpp's server answers a prompt over its context
 
 
 def _token_count(text: str | None) -> int:
@@ -187,3 +190,16 @@ def error_body(status: int, message: str) -> dict[str, Any]:
     """An OpenAI-style error object."""
     kind = "server_error" if status >= 500 else "invalid_request_error"
     return {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
+
+
+def context_overflow_body(prompt: str, context_tokens: int) -> dict[str, Any]:
+    """The error llama.cpp's server sends when the prompt does not fit in its context."""
+    return {
+        "error": {
+            "code": CONTEXT_OVERFLOW_STATUS,
+            "message": "the request exceeds the available context size, try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": _token_count(prompt),
+            "n_ctx": context_tokens,
+        }
+    }

@@ -47,10 +47,12 @@ from tests.fakes.llm_script import (
 )
 from tests.fakes.llm_slots import SlotGate, SlotStats
 from tests.fakes.openai_payloads import (
+    CONTEXT_OVERFLOW_STATUS,
     MALFORMED_JSON,
     chat_completion,
     chat_stream_events,
     completion_usage,
+    context_overflow_body,
     embeddings_response,
     error_body,
     models_response,
@@ -151,8 +153,9 @@ class _DroppedConnection(Response):
         await asyncio.sleep(0)
 
 
-async def _fault_response(choice: Choice) -> Response | None:
-    """Sleep for a delay fault; the dropped connection or error response of a fault, if any."""
+async def _fault_response(choice: Choice, prompt: str = "") -> Response | None:
+    """Sleep for a delay fault; the dropped connection or error response of a fault, if any
+    (`prompt`: the request's text, whose size a context overflow reports)."""
     fault = choice.fault
     if fault is None:
         return None
@@ -160,6 +163,9 @@ async def _fault_response(choice: Choice) -> Response | None:
         await asyncio.sleep(fault.delay_s)
     if fault.drop_connection:
         return _DroppedConnection()
+    if fault.context_overflow:
+        body = context_overflow_body(prompt, fault.context_tokens)
+        return JSONResponse(body, status_code=CONTEXT_OVERFLOW_STATUS)
     if fault.status is not None:
         return _error(fault.status, f"scripted fault (rule {choice.rule})", fault.retry_after_ms)
     return None
@@ -227,7 +233,7 @@ class _Handlers:
         except _BadRequestError as exc:
             return _error(400, str(exc))
         choice = self._choose("chat", body, user, system, images)
-        if (failed := await _fault_response(choice)) is not None:
+        if (failed := await _fault_response(choice, _all_text(body))) is not None:
             return failed
         stream = bool(body.get("stream"))
         if choice.fault is not None and choice.fault.malformed_json:

@@ -164,3 +164,61 @@ def test_sessions_and_chat_follow_the_key_owner(
             assert _code(chat, 403) == "owner_forbidden"
         stored = client.get(f"/api/v1/sessions/{bobs.json()['id']}", headers=admin).json()
         assert stored["messages"] == [] and stored["messages_total"] == 0
+
+
+def _owner_key(client: httpx.Client, admin: dict[str, str], owner: str) -> dict[str, str]:
+    made = client.post(
+        "/api/v1/admin/api-keys",
+        json={"name": f"{owner}'s", "capabilities": ["read", "write"], "owner": owner},
+        headers=admin,
+    )
+    assert made.status_code == 201, made.text
+    return bearer(made.json()["key"])
+
+
+def _listed(client: httpx.Client, headers: dict[str, str]) -> set[str]:
+    listed = client.get("/api/v1/sessions", headers=headers)
+    assert listed.status_code == 200, listed.text
+    return {s["id"] for s in listed.json()["items"]}
+
+
+def test_a_session_is_reached_by_its_owners_keys_and_admin_only(
+    api_url: str, settings: Settings, session_factory: sessionmaker[Session], tenant: str
+) -> None:
+    admin = bearer(make_key(session_factory, settings, tenant, [A]).key)
+    with httpx.Client(base_url=api_url, timeout=30.0) as client:
+        alice, bob = (_owner_key(client, admin, name) for name in ("alice", "bob"))
+        made = client.post("/api/v1/sessions", json={"title": "alice's"}, headers=alice)
+        assert made.status_code == 201, made.text
+        url = f"/api/v1/sessions/{made.json()['id']}"
+        close = f"{MEMORY}/sessions/{made.json()['id']}/close"
+        bobs = client.post("/api/v1/sessions", json={}, headers=bob).json()["id"]
+
+        # Bob's key neither lists nor reaches Alice's session: 403, as naming her would be.
+        assert _listed(client, bob) == {bobs}
+        refused = [
+            client.get(url, headers=bob),
+            client.patch(url, json={"title": "bob's now"}, headers=bob),
+            client.delete(url, headers=bob),
+            client.post(close, json={}, headers=bob),
+        ]
+        assert [_code(r, 403) for r in refused] == ["owner_forbidden"] * 4
+        # Alice may not close her session into another owner's memory either.
+        assert _code(client.post(close, json={"owner": "bob"}, headers=alice), 403) == (
+            "owner_forbidden"
+        )
+        assert client.get(url, headers=alice).json()["title"] == "alice's"
+
+        # An admin key sees and handles every owner's sessions of its tenant.
+        assert _listed(client, admin) == {made.json()["id"], bobs}
+        assert _listed(client, alice) == {made.json()["id"]}
+        renamed = client.patch(url, json={"title": "renamed"}, headers=admin)
+        assert renamed.status_code == 200 and renamed.json()["owner"] == "alice"
+        assert _code(client.post(close, json={"owner": "bob"}, headers=admin), 422) == (
+            "invalid_input"
+        )
+        queued = client.post(close, json={}, headers=admin)
+        assert queued.status_code == 202 and queued.json()["owner"] == "alice", queued.text
+        assert client.post(close, json={"owner": "alice"}, headers=alice).status_code == 202
+        assert client.delete(url, headers=admin).status_code == 204
+        assert _code(client.get(url, headers=alice), 404) == "not_found"

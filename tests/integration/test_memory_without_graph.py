@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from graphrag.db.models import RecallMemory
+from graphrag.db.models import Message, RecallMemory
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.api_helpers import create_kb
@@ -100,3 +100,31 @@ def test_chat_reads_core_memory_and_logs_the_turn(
 
     close = graphless.post(f"{BASE}/sessions/{session_id}/close", json={"owner": owner})
     _archival_off(close)
+
+
+def test_deleting_a_session_clears_its_messages_and_recall_log(
+    graphless: httpx.Client,
+    fresh_scripted_llm: ScriptedLlmServer,
+    session_factory: sessionmaker[Session],
+) -> None:
+    fresh_scripted_llm.set_rules([], default={"content": ANSWER})
+    kb = create_kb(graphless)
+    session = graphless.post("/api/v1/sessions", json={"kb_ids": [kb["id"]]})
+    assert session.status_code == 201, session.text
+    session_id = session.json()["id"]
+    question = {"query": "What do cranes lift?", "stream": False}
+    assert graphless.post(f"/api/v1/knowledge-chat/{session_id}", json=question).json()["completed"]
+
+    def stored() -> tuple[int, int]:
+        with session_factory() as db:
+            messages = db.scalars(select(Message.id).where(Message.session_id == session_id))
+            logged = db.scalars(
+                select(RecallMemory.id).where(RecallMemory.session_id == session_id)
+            )
+            return len(messages.all()), len(logged.all())
+
+    assert stored() == (2, 2)
+    deleted = graphless.delete(f"/api/v1/sessions/{session_id}")
+    assert deleted.status_code == 204, deleted.text  # no archival fact to forget without Neo4j
+    assert stored() == (0, 0)
+    assert graphless.get(f"/api/v1/sessions/{session_id}").status_code == 404

@@ -19,6 +19,7 @@ from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.llm.client import AgentMessage, LlmClient, ToolReply, WireToolCall
 from graphrag.llm.prompts import load_prompt
+from graphrag.llm.tool_results import ToolResultCut
 from graphrag.search.models import KbScope, MatchType, SearchHit
 from graphrag.settings import ChatSettings, get_settings
 
@@ -88,13 +89,15 @@ def _search(query: str = "plant", call_id: str = "c1") -> ToolReply:
 
 
 def _run(
-    replies: list[ToolReply], chat: ChatSettings | None = None
+    replies: list[ToolReply],
+    chat: ChatSettings | None = None,
+    results_cut: ToolResultCut | None = None,
 ) -> tuple[AgentLoop, FakeLlm, FakeSearch, list[AgentStep]]:
     chat = chat or _chat()
     llm, search = FakeLlm(replies), FakeSearch()
     prompt = AgentPrompt(load_prompt(AGENT_PROMPT), chat.agent_max_steps, QUESTION)
     toolbox = Toolbox([search], chat.agent_max_calls_per_step)
-    loop = AgentLoop(llm, toolbox, Evidence(chat), prompt, chat)
+    loop = AgentLoop(llm, toolbox, Evidence(chat), prompt, chat, results_cut=results_cut)
     steps = list(loop.run())
     return loop, llm, search, steps
 
@@ -205,6 +208,49 @@ def test_written_calls_are_run_and_answered_in_a_user_message() -> None:
     results = json.loads(sent[-1].content.split("\n", 1)[1])
     assert results[0]["result"]["passages"][0]["n"] == 1
     assert results[1]["result"]["error"] == "invalid_call"
+
+
+CUT = ToolResultCut(keep_last=3, max_chars=20)
+
+
+def test_old_native_tool_results_are_cut_in_what_is_sent() -> None:
+    replies = [_search(f"q{i}", f"c{i}") for i in range(3)] + [_text("Elin Brask [1].")]
+    loop, llm, _, _ = _run(replies, results_cut=CUT)
+    sent = llm.calls[3][0][1:]  # the fourth call, after its system message
+    assert [m.role for m in sent] == ["user"] + ["assistant", "tool"] * 3
+    first, second, third = (m for m in sent if m.role == "tool")
+    assert first.content.startswith(loop.messages[2].content[:20])
+    assert "characters cut]" in first.content and len(loop.messages[2].content) > 20
+    # The last three messages, the second result among them, go whole.
+    assert (second, third) == (loop.messages[4], loop.messages[6])
+    assert sent[-3:] == loop.messages[-3:]
+    assert "characters cut]" not in loop.messages[2].content  # the loop's own record is whole
+
+
+def test_old_written_tool_results_are_cut_too() -> None:
+    written = '<tool_call>{"name": "knowledge_search", "arguments": {"query": "q"}}</tool_call>'
+    loop, llm, _, _ = _run([_text(written)] * 3 + [_text("Bees [1].")], results_cut=CUT)
+    sent = llm.calls[3][0][1:]
+    results = [i for i, m in enumerate(sent) if m.content.startswith("Results of your")]
+    assert results == [2, 4, 6]
+    assert "characters cut]" in sent[2].content
+    assert sent[4:] == loop.messages[4:]
+    assert not any("characters cut]" in m.content for m in sent if m.role == "assistant")
+
+
+def test_without_a_cut_every_result_is_sent_whole() -> None:
+    replies = [_search(f"q{i}", f"c{i}") for i in range(3)] + [_text("[1]")]
+    loop, llm, _, _ = _run(replies)
+    assert llm.calls[3][0][1:] == loop.messages
+
+
+def test_the_summary_of_folded_turns_leads_the_system_text() -> None:
+    summary = "Summary of the earlier conversation (40 messages): Objective: cranes"
+    prompt = AgentPrompt(load_prompt(AGENT_PROMPT), 4, QUESTION, "The user is Ada.", summary)
+    system = prompt.system(1)
+    assert f"The conversation so far, summarised:\n{summary}" in system
+    assert system.index(summary) < system.index("The user is Ada.")
+    assert "summarised" not in AgentPrompt(load_prompt(AGENT_PROMPT), 4, QUESTION).system(1)
 
 
 def test_calls_beyond_the_per_reply_limit_are_refused() -> None:

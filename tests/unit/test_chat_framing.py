@@ -24,7 +24,14 @@ from graphrag.chat.schemas import (
 )
 from graphrag.chat.service import chat_answer, complete_turn, run_turn
 from graphrag.chat.turn import ChatServices, ChatTurn, TurnUsage
-from graphrag.errors import LlmUnavailableError
+from graphrag.errors import (
+    EmbeddingError,
+    GraphDataError,
+    GraphragError,
+    GraphStoreError,
+    LlmRequestError,
+    LlmUnavailableError,
+)
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.llm.client import LlmClient, LlmReply
 from graphrag.llm.prompts import ChatMessage
@@ -100,9 +107,15 @@ class FakeProducer:
 
     stages: StageOrder = ()
 
-    def __init__(self, deltas: list[str], fail_after: int | None = None) -> None:
+    def __init__(
+        self,
+        deltas: list[str],
+        fail_after: int | None = None,
+        failure: GraphragError | None = None,
+    ) -> None:
         self.deltas = deltas
         self.fail_after = fail_after
+        self.failure = failure or LlmUnavailableError("LLM call failed: gone")
         self.traced: list[dict[str, Any]] | None = None
 
     def gather(self, services: ChatServices, turn: ChatTurn) -> Iterator[AgentStep]:
@@ -112,7 +125,7 @@ class FakeProducer:
         turn.usage.add(11, 4)
         for index, delta in enumerate(self.deltas):
             if index == self.fail_after:
-                raise LlmUnavailableError("LLM call failed: gone")
+                raise self.failure
             yield delta
 
     def references_event(self, turn: ChatTurn) -> ReferencesEvent:
@@ -158,6 +171,24 @@ def test_llm_failure_ends_with_an_error_and_keeps_the_partial_answer() -> None:
     assert not turn.completed and turn.answer == "Elin " and producer.traced is not None
     whole = chat_answer(turn)
     assert whole.error == turn.error and whole.completed is False and whole.answer == "Elin "
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        LlmRequestError("LLM refused the request (400): over the context"),
+        EmbeddingError("embedding server unreachable"),
+        GraphStoreError("Neo4j unreachable"),
+        GraphDataError("Neo4j refused the data"),
+    ],
+    ids=lambda failure: failure.code,
+)
+def test_any_graphrag_error_ends_the_stream_with_its_code(failure: GraphragError) -> None:
+    turn = _turn()
+    events = list(run_turn(_services(), turn, FakeProducer(["Elin "], 0, failure)))
+    assert [e.type for e in events][-1] is ChatEventType.ERROR
+    assert events[-1].data == ErrorEvent(code=failure.code, message=failure.message)
+    assert turn.failure is failure and turn.error == events[-1].data and not turn.completed
 
 
 def test_a_turn_run_whole_is_the_json_answer() -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from graphrag.llm.tool_results import ToolResultCut
 from graphrag.memory.context_budget import (
     ContextMessage,
     context_chars,
     fit_context,
     summarize_messages,
-    truncate_old_tool_results,
 )
 from graphrag.settings import MemorySettings, get_settings
 
@@ -64,7 +64,7 @@ def test_small_context_is_left_alone(small: MemorySettings) -> None:
 
 def test_old_tool_results_are_cut_recent_ones_kept() -> None:
     messages = _conversation(3, 300)[1:]
-    cut, count = truncate_old_tool_results(messages, 6, 100)
+    cut, count = ToolResultCut(keep_last=6, max_chars=100).apply(messages)
     old_tool, recent_tool = cut[2], cut[10]
     assert old_tool.role == recent_tool.role == "tool"
     assert old_tool.content.startswith("r" * 100) and "200 characters cut" in old_tool.content

@@ -15,17 +15,27 @@ from graphrag.errors import InvalidInputError
 from graphrag.faces.openai_chat import conversation, usage_of
 from graphrag.faces.openai_schemas import CompletionRequest, openai_error_type
 from graphrag.llm.prompts import ChatMessage
+from graphrag.settings import FacesSettings, get_settings
 
 pytestmark = pytest.mark.unit
 
 MAX_CHARS = 1000
+MAX_SYSTEM_CHARS = 100
+
+
+@pytest.fixture(scope="module")
+def faces() -> FacesSettings:
+    """The face's caps, small."""
+    return get_settings().faces.model_copy(
+        update={"max_conversation_chars": MAX_CHARS, "max_system_chars": MAX_SYSTEM_CHARS}
+    )
 
 
 def _request(*messages: dict[str, Any], **extra: Any) -> CompletionRequest:
     return CompletionRequest.model_validate({"model": "kb/x", "messages": messages, **extra})
 
 
-def test_last_message_is_the_question_and_the_rest_the_history() -> None:
+def test_last_message_is_the_question_and_the_rest_the_history(faces: FacesSettings) -> None:
     question, history, instructions = conversation(
         _request(
             {"role": "system", "content": "Be brief."},
@@ -35,7 +45,7 @@ def test_last_message_is_the_question_and_the_rest_the_history() -> None:
             {"role": "developer", "content": [{"type": "text", "text": "Cite."}]},
             {"role": "user", "content": [{"type": "text", "text": "And when?"}]},
         ),
-        MAX_CHARS,
+        faces,
     )
     assert question == "And when?"
     assert history == [
@@ -53,13 +63,35 @@ def test_last_message_is_the_question_and_the_rest_the_history() -> None:
         [{"role": "user", "content": "   "}],
         [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}],
         [{"role": "user", "content": "x" * (MAX_CHARS + 1)}],
+        [
+            {"role": "system", "content": "s" * (MAX_SYSTEM_CHARS // 2)},
+            {"role": "developer", "content": "d" * (MAX_SYSTEM_CHARS // 2)},
+            {"role": "user", "content": "Q?"},
+        ],
     ],
-    ids=["ends-with-assistant", "no-question", "blank-question", "image", "too-long"],
+    ids=[
+        "ends-with-assistant",
+        "no-question",
+        "blank-question",
+        "image",
+        "too-long",
+        "system-too-long",
+    ],
 )
-def test_unanswerable_conversations_are_refused(messages: list[dict[str, Any]]) -> None:
+def test_unanswerable_conversations_are_refused(
+    messages: list[dict[str, Any]], faces: FacesSettings
+) -> None:
     with pytest.raises(InvalidInputError) as refused:
-        conversation(_request(*messages), MAX_CHARS)
+        conversation(_request(*messages), faces)
     assert refused.value.details["param"] == "messages"
+
+
+def test_system_text_up_to_the_cap_is_kept(faces: FacesSettings) -> None:
+    at_cap = "s" * MAX_SYSTEM_CHARS
+    _, _, instructions = conversation(
+        _request({"role": "system", "content": at_cap}, {"role": "user", "content": "Q?"}), faces
+    )
+    assert instructions == at_cap
 
 
 def test_unknown_openai_parameters_are_ignored_but_n_must_be_one() -> None:

@@ -195,6 +195,18 @@ def test_status_fault_raises_server_error(llm: ScriptedLlmServer, client: openai
     assert "boom" in caught.value.message
 
 
+def test_context_overflow_is_llama_cpps_400(llm: ScriptedLlmServer, client: openai.OpenAI) -> None:
+    llm.set_rules([{"fault": {"context_overflow": True, "context_tokens": 512}}])
+    for stream in (False, True):
+        with pytest.raises(openai.BadRequestError) as caught:
+            ask(client, "one two three", stream=stream)
+        assert caught.value.status_code == 400
+        error = caught.value.body
+        assert isinstance(error, dict) and error["type"] == "exceed_context_size_error"
+        assert error["n_ctx"] == 512 and error["n_prompt_tokens"] == 3
+        assert "exceeds the available context size" in caught.value.message
+
+
 def test_dropped_connection_is_a_connection_error_without_an_answer(
     llm: ScriptedLlmServer, client: openai.OpenAI, http: httpx.Client
 ) -> None:
