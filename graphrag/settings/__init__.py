@@ -2,7 +2,9 @@
 
 Environment names are the section and the field joined by one underscore, split once:
 `NEO4J_URI` sets `neo4j.uri`, `LLM_BASE_URL` sets `llm.base_url`, `DATABASE_URL` sets
-`database.url`. Top-level fields such as `MAX_FILE_SIZE_MB` and `STORAGE_DIR` keep their names.
+`database.url`. A section's nested group is named the same way: `SEARCH_GRAPH_MAX_KEYS` sets
+`search.graph.max_keys` (see `sources`). Top-level fields such as `MAX_FILE_SIZE_MB` and
+`STORAGE_DIR` keep their names.
 
 One module per section or small group of sections; `root` assembles them into `Settings`.
 Import from this package, not from its modules.
@@ -21,7 +23,7 @@ from graphrag.settings.llm import EmbeddingSettings, LlmSettings
 from graphrag.settings.memory import MemoryImportance, MemorySettings
 from graphrag.settings.ops import CliSettings, MetricsSettings
 from graphrag.settings.root import Settings, get_settings
-from graphrag.settings.search import GraphSearchSettings, SearchSettings
+from graphrag.settings.search import GraphRetrievalSettings, GraphSearchSettings, SearchSettings
 from graphrag.settings.stores import DatabaseSettings, Neo4jSettings, RedisSettings
 from graphrag.settings.tasks import CelerySettings, OutboxSettings
 
@@ -35,6 +37,7 @@ __all__ = [
     "EmbeddingSettings",
     "ExtractionSettings",
     "FacesSettings",
+    "GraphRetrievalSettings",
     "GraphSearchSettings",
     "IngestSettings",
     "LlmSettings",

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 from pydantic import model_validator
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    YamlConfigSettingsSource,
-)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from graphrag.settings.api import ApiSettings
 from graphrag.settings.auth import AuthSettings
-from graphrag.settings.base import CONFIG_ENV, project_root
+from graphrag.settings.base import project_root
 from graphrag.settings.chat import ChatSettings
 from graphrag.settings.extraction import ExtractionSettings, PreviewSettings
 from graphrag.settings.faces import FacesSettings
@@ -27,6 +21,7 @@ from graphrag.settings.llm import EmbeddingSettings, LlmSettings
 from graphrag.settings.memory import MemorySettings
 from graphrag.settings.ops import CliSettings, MetricsSettings
 from graphrag.settings.search import GraphSearchSettings, SearchSettings
+from graphrag.settings.sources import SectionEnvSource, yaml_source
 from graphrag.settings.stores import DatabaseSettings, Neo4jSettings, RedisSettings
 from graphrag.settings.tasks import CelerySettings, OutboxSettings
 
@@ -77,8 +72,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        yaml_path = Path(os.environ.get(CONFIG_ENV, project_root() / "config" / "settings.yaml"))
-        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_path))
+        return (init_settings, SectionEnvSource(settings_cls), yaml_source(settings_cls))
 
     @model_validator(mode="after")
     def _secure_in_production(self) -> Settings:

@@ -8,11 +8,45 @@ from pydantic import Field
 
 from graphrag.settings.base import Section as _Section
 
-__all__ = ["GraphSearchSettings", "SearchSettings"]
+__all__ = ["GraphRetrievalSettings", "GraphSearchSettings", "SearchSettings"]
+
+
+class GraphRetrievalSettings(_Section):
+    """The graph branch of hybrid retrieval (`search.graph`): seeding, the walk, the graph list."""
+
+    ranker: Literal["ppr", "entity_overlap"]
+    weight: float = Field(ge=0.0)
+    list_size: int = Field(gt=0)
+    candidates: int = Field(gt=0)
+    ppr_exponent: float = Field(ge=0.0)
+    similarity_exponent: float = Field(ge=0.0)
+    max_question_words: int = Field(gt=0)
+    min_key_chars: int = Field(gt=0)
+    max_keys: int = Field(gt=0)
+    word_match_limit: int = Field(ge=0)
+    loose_match_weight: float = Field(ge=0.0, le=1.0)
+    vector_match_limit: int = Field(ge=0)
+    vector_match_threshold: float = Field(ge=-1.0, le=1.0)
+    vector_probe: int = Field(gt=0)
+    max_instances: int = Field(gt=0)
+    max_neighbours: int = Field(ge=0)
+    max_chunks_per_entity: int = Field(gt=0)
+    hops: int = Field(ge=1, le=2)
+    max_expand_keys: int = Field(ge=0)
+    max_nodes: int = Field(gt=0)
+    ppr_damping: float = Field(gt=0.0, lt=1.0)
+    ppr_max_iterations: int = Field(gt=0)
+    ppr_tolerance: float = Field(gt=0.0)
+    neighbour_decay: float = Field(ge=0.0, le=1.0)
+    passage_seed_weight: float = Field(ge=0.0)
+    passage_seeds: int = Field(ge=0)
+    passage_max_documents: int = Field(ge=0)
+    outside_name_weight: float = Field(ge=0.0, le=1.0)
+    parallel_bases: int = Field(gt=0)
 
 
 class SearchSettings(_Section):
-    """Hybrid retrieval: thresholds, fusion weights, request caps and HNSW tuning."""
+    """Hybrid retrieval: thresholds, fusion weights, request caps, HNSW tuning, the graph branch."""
 
     vector_threshold: float = Field(ge=-1.0, le=1.0)
     keyword_threshold: float = Field(ge=0.0, le=1.0)
@@ -28,35 +62,7 @@ class SearchSettings(_Section):
     keyword_match: Literal["any", "all"]
     keyword_max_terms: int = Field(gt=0)
     keyword_common_df: int = Field(gt=0)
-    graph_ranker: Literal["ppr", "entity_overlap"]
-    graph_weight: float = Field(ge=0.0)
-    graph_list_size: int = Field(gt=0)
-    graph_candidates: int = Field(gt=0)
-    graph_ppr_exponent: float = Field(ge=0.0)
-    graph_similarity_exponent: float = Field(ge=0.0)
-    graph_max_question_words: int = Field(gt=0)
-    graph_min_key_chars: int = Field(gt=0)
-    graph_max_keys: int = Field(gt=0)
-    graph_word_match_limit: int = Field(ge=0)
-    graph_loose_match_weight: float = Field(ge=0.0, le=1.0)
-    graph_vector_match_limit: int = Field(ge=0)
-    graph_vector_match_threshold: float = Field(ge=-1.0, le=1.0)
-    graph_vector_probe: int = Field(gt=0)
-    graph_max_instances: int = Field(gt=0)
-    graph_max_neighbours: int = Field(ge=0)
-    graph_max_chunks_per_entity: int = Field(gt=0)
-    graph_hops: int = Field(ge=1, le=2)
-    graph_max_expand_keys: int = Field(ge=0)
-    graph_max_nodes: int = Field(gt=0)
-    graph_ppr_damping: float = Field(gt=0.0, lt=1.0)
-    graph_ppr_max_iterations: int = Field(gt=0)
-    graph_ppr_tolerance: float = Field(gt=0.0)
-    graph_neighbour_decay: float = Field(ge=0.0, le=1.0)
-    graph_passage_seed_weight: float = Field(ge=0.0)
-    graph_passage_seeds: int = Field(ge=0)
-    graph_passage_max_documents: int = Field(ge=0)
-    graph_outside_name_weight: float = Field(ge=0.0, le=1.0)
-    graph_parallel_bases: int = Field(gt=0)
+    graph: GraphRetrievalSettings
 
 
 class GraphSearchSettings(_Section):
