@@ -19,7 +19,7 @@ from graphrag.settings.chat import ChatSettings
 from graphrag.settings.extraction import ExtractionSettings, PreviewSettings
 from graphrag.settings.faces import FacesSettings
 from graphrag.settings.ingest import IngestSettings
-from graphrag.settings.llm import EmbeddingSettings, LlmSettings
+from graphrag.settings.llm import SCHEMA_EMBEDDING_DIM, EmbeddingSettings, LlmSettings
 from graphrag.settings.memory import MemoryImportance, MemorySettings
 from graphrag.settings.ops import CliSettings, MetricsSettings
 from graphrag.settings.root import Settings, get_settings
@@ -28,6 +28,7 @@ from graphrag.settings.stores import DatabaseSettings, Neo4jSettings, RedisSetti
 from graphrag.settings.tasks import CelerySettings, OutboxSettings
 
 __all__ = [
+    "SCHEMA_EMBEDDING_DIM",
     "ApiSettings",
     "AuthSettings",
     "CelerySettings",

@@ -9,7 +9,12 @@ from pydantic import Field, SecretStr
 
 from graphrag.settings.base import Section as _Section
 
-__all__ = ["EmbeddingSettings", "LlmSettings"]
+__all__ = ["SCHEMA_EMBEDDING_DIM", "EmbeddingSettings", "LlmSettings"]
+
+# The width of the stored chunk vectors (pgvector's `chunks.embedding`), fixed by the migrations:
+# another width needs a migration and a re-embed, not a settings edit. `embedding.dim` must equal
+# it (checked when the settings load); Neo4j's vector indexes are sized by `embedding.dim`.
+SCHEMA_EMBEDDING_DIM = 384
 
 
 class LlmSettings(_Section):
@@ -35,6 +40,8 @@ class LlmSettings(_Section):
 
 
 class EmbeddingSettings(_Section):
+    """The embedder; `dim` is the width of its vectors, that of the schema (see above)."""
+
     backend: Literal["local", "openai"]
     model: str
     base_url: str

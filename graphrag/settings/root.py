@@ -17,7 +17,7 @@ from graphrag.settings.chat import ChatSettings
 from graphrag.settings.extraction import ExtractionSettings, PreviewSettings
 from graphrag.settings.faces import FacesSettings
 from graphrag.settings.ingest import IngestSettings
-from graphrag.settings.llm import EmbeddingSettings, LlmSettings
+from graphrag.settings.llm import SCHEMA_EMBEDDING_DIM, EmbeddingSettings, LlmSettings
 from graphrag.settings.memory import MemorySettings
 from graphrag.settings.ops import CliSettings, MetricsSettings
 from graphrag.settings.search import GraphSearchSettings, SearchSettings
@@ -90,6 +90,17 @@ class Settings(BaseSettings):
         # The request guard runs before the upload route: it must let a largest file through.
         if self.api.max_body_bytes < self.max_file_size_bytes + self.api.multipart_slack_bytes:
             raise ValueError("api.max_body_mb must be at least max_file_size_mb plus the slack")
+        return self
+
+    @model_validator(mode="after")
+    def _embedding_fits_the_schema(self) -> Settings:
+        # The stored vectors' width is the schema's; a model of another width cannot write them.
+        if self.embedding.dim != SCHEMA_EMBEDDING_DIM:
+            raise ValueError(
+                f"embedding.dim (EMBEDDING_DIM) is {self.embedding.dim} but the database stores "
+                f"vectors of {SCHEMA_EMBEDDING_DIM} (chunks.embedding): another width needs a "
+                "migration of that column and a re-embed of every chunk"
+            )
         return self
 
     def _refuse_default_passwords(self) -> None:

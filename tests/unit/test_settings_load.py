@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from graphrag.settings import Settings
+from graphrag.settings import SCHEMA_EMBEDDING_DIM, Settings
 
 pytestmark = pytest.mark.unit
 
@@ -56,3 +56,13 @@ def test_the_old_flat_names_of_the_graph_settings_are_refused(
 ) -> None:
     with pytest.raises(ValidationError, match="graph_max_keys"):
         Settings(search={**Settings().search.model_dump(), "graph_max_keys": 5})
+
+
+def test_an_embedding_width_other_than_the_schemas_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("EMBEDDING_DIM", "768")
+    with pytest.raises(ValidationError, match=r"embedding\.dim .* is 768 .* needs a migration"):
+        Settings()
+    monkeypatch.setenv("EMBEDDING_DIM", "384")
+    assert Settings().embedding.dim == SCHEMA_EMBEDDING_DIM == 384
