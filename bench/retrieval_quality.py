@@ -205,7 +205,8 @@ def _score(
             for method in methods:
                 search = settings.search
                 if method.ranker is not None:
-                    search = search.model_copy(update={"graph_ranker": method.ranker})
+                    graph = search.graph.model_copy(update={"ranker": method.ranker})
+                    search = search.model_copy(update={"graph": graph})
                 request = RetrievalRequest(
                     query=question["question"],
                     scopes=[scope],

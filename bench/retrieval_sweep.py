@@ -91,7 +91,9 @@ def read_lists(
     with sessions() as session:
         passages = seed_passages(session, hybrid, probe, search)
     for ranker in RANKERS:
-        variant = search.model_copy(update={"graph_ranker": ranker})
+        variant = search.model_copy(
+            update={"graph": search.graph.model_copy(update={"ranker": ranker})}
+        )
         query = GraphQuery(
             question=text, kb_ids=[scope.kb_id], embed_names=embedder.embed, passages=passages
         )

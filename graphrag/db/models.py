@@ -37,9 +37,9 @@ from graphrag.db.enums import (
     OutboxStatus,
     ParseStatus,
 )
+from graphrag.settings import SCHEMA_EMBEDDING_DIM
 
 __all__ = [
-    "EMBEDDING_DIM",
     "TEXT_SEARCH_CONFIG",
     "ApiKey",
     "Base",
@@ -56,9 +56,8 @@ __all__ = [
     "core_table",
 ]
 
-# The vector width and text-search configuration are part of the schema, fixed by the first
-# migration; changing them means a new migration and a re-embed, not a settings edit.
-EMBEDDING_DIM = 384
+# The text-search configuration is part of the schema, fixed by the first migration, as is the
+# vector width (`SCHEMA_EMBEDDING_DIM`, beside the embedding settings that must match it).
 TEXT_SEARCH_CONFIG = "simple"
 
 
@@ -244,7 +243,7 @@ class Chunk(Base):
     start_offset: Mapped[int] = mapped_column(Integer, default=0)
     end_offset: Mapped[int] = mapped_column(Integer, default=0)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
-    embedding: Mapped[list[float] | None] = mapped_column(Vector(EMBEDDING_DIM))
+    embedding: Mapped[list[float] | None] = mapped_column(Vector(SCHEMA_EMBEDDING_DIM))
     tsv: Mapped[Any] = mapped_column(
         TSVECTOR, Computed(f"to_tsvector('{TEXT_SEARCH_CONFIG}', content)", persisted=True)
     )

@@ -1,4 +1,4 @@
-"""The memory's Neo4j schema: the 384-d cosine vector index, uniqueness and owner lookups."""
+"""The memory's Neo4j schema: the cosine vector index, uniqueness and owner lookups."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ graph-enabled base (in parallel when there are several):
    are looked up among the base's entity keys, with each key's document nodes, their chunks and
    related entities, in one query; keys covered by a longer matched key are dropped, and runs of
    words outside the question's names count little when a name matched;
-2. with `graph_hops` 2, the related entities' keys are looked up in turn (a second query);
+2. with `search.graph.hops` 2, the related entities' keys are looked up in turn (a second query);
 3. the chunks of that subgraph are ranked (see `graph_rank`): the walk starts at the question's
    entities and the passage seeds and steps across documents through shared entity keys (the
    cross-document links), so a passage about the entity a top passage names can rank high
@@ -132,9 +132,9 @@ def _kept_keys(matched: Sequence[QuestionKey]) -> list[QuestionKey]:
 
 def _limits(settings: SearchSettings, neighbours: bool) -> NeighbourhoodLimits:
     return NeighbourhoodLimits(
-        max_instances=settings.graph_max_instances,
-        max_neighbours=settings.graph_max_neighbours if neighbours else 0,
-        max_chunks=settings.graph_max_chunks_per_entity,
+        max_instances=settings.graph.max_instances,
+        max_neighbours=settings.graph.max_neighbours if neighbours else 0,
+        max_chunks=settings.graph.max_chunks_per_entity,
     )
 
 
@@ -144,9 +144,9 @@ def _matching(settings: SearchSettings, query: GraphQuery, kb_id: uuid.UUID) -> 
     passages = [PassageRef(str(p.chunk_id), p.keys) for p in query.passages if p.kb_id == kb_id]
     return NameMatching(
         names=query.names(),
-        word_limit=settings.graph_word_match_limit,
+        word_limit=settings.graph.word_match_limit,
         passages=passages,
-        passage_max_documents=settings.graph_passage_max_documents,
+        passage_max_documents=settings.graph.passage_max_documents,
     )
 
 
@@ -160,7 +160,7 @@ def _near_matches(
     """The keys whose name vector is near one of the question's names that the first read did
     not find exactly (a second read; none when every name was found, so most questions pay
     neither the names' embedding nor the vector index)."""
-    if query.embed_names is None or settings.graph_vector_match_limit <= 0:
+    if query.embed_names is None or settings.graph.vector_match_limit <= 0:
         return []
     missing = [name for name in query.names() if not _found(name_key(name), exact)]
     if not missing:
@@ -168,9 +168,9 @@ def _near_matches(
     vectors = dict(zip(missing, query.embed_names(missing), strict=True))
     matching = NameMatching(
         vectors=vectors,
-        vector_limit=settings.graph_vector_match_limit,
-        vector_probe=settings.graph_vector_probe,
-        vector_threshold=settings.graph_vector_match_threshold,
+        vector_limit=settings.graph.vector_match_limit,
+        vector_probe=settings.graph.vector_probe,
+        vector_threshold=settings.graph.vector_match_threshold,
     )
     limits = _limits(settings, neighbours=True)
     return store.entity_neighbourhood(kb_id, [], query.knowledge_ids, limits, matching)
@@ -221,12 +221,12 @@ def _passage_weights(
     query: GraphQuery, kb_id: uuid.UUID, seeds: Mapping[str, float], settings: SearchSettings
 ) -> dict[str, float]:
     """Restart weights of the base's passage seeds: the n-th best passage weighs 1/n of
-    `graph_passage_seed_weight` times the mean weight of the question's entity seeds."""
+    `graph.passage_seed_weight` times the mean weight of the question's entity seeds."""
     unit = sum(seeds.values()) / len(seeds) if seeds else 1.0
     weights: dict[str, float] = {}
     for rank, passage in enumerate(query.passages, start=1):
         if passage.kb_id == kb_id:
-            weights[str(passage.chunk_id)] = settings.graph_passage_seed_weight * unit / rank
+            weights[str(passage.chunk_id)] = settings.graph.passage_seed_weight * unit / rank
     return weights
 
 
@@ -241,8 +241,8 @@ def _question_seeds(
     matched = {r.key for r in rows}
     shares = _match_shares(rows, {key for key in matched if key in by_key})
     kept_runs = _kept_keys([by_key[key] for key in matched if key in by_key])
-    runs = _run_weights(kept_runs, query.names(), settings.graph_outside_name_weight)
-    loose = {key: share * settings.graph_loose_match_weight for key, share in shares.items()}
+    runs = _run_weights(kept_runs, query.names(), settings.graph.outside_name_weight)
+    loose = {key: share * settings.graph.loose_match_weight for key, share in shares.items()}
     kept = set(runs) | {key for key in loose if key in matched}
     seed_rows = [r for r in rows if r.key in kept]
     weights = {
@@ -259,9 +259,9 @@ def _rank_base(
     candidates = question_keys(
         query.question,
         query.entities,
-        max_words=settings.graph_max_question_words,
-        min_chars=settings.graph_min_key_chars,
-        max_keys=settings.graph_max_keys,
+        max_words=settings.graph.max_question_words,
+        min_chars=settings.graph.min_key_chars,
+        max_keys=settings.graph.max_keys,
     )
     by_key = {c.key: c for c in candidates}
     rows = store.entity_neighbourhood(
@@ -276,26 +276,26 @@ def _rank_base(
     related = (link.key for r in seed_rows for link in r.neighbours)
     read = {r.key for r in rows}
     expand = list(dict.fromkeys(key for key in related if key and key not in read))
-    truncated = len(expand) > settings.graph_max_expand_keys
+    truncated = len(expand) > settings.graph.max_expand_keys
     hop_rows: list[KeyInstance] = []
-    if settings.graph_hops > 1 and expand:
+    if settings.graph.hops > 1 and expand:
         hop_rows = store.entity_neighbourhood(
             kb_id,
-            expand[: settings.graph_max_expand_keys],
+            expand[: settings.graph.max_expand_keys],
             query.knowledge_ids,
             _limits(settings, neighbours=False),
         )
     read_done = perf_counter()
-    graph = build_graph([*rows, *hop_rows], settings.graph_max_nodes)
+    graph = build_graph([*rows, *hop_rows], settings.graph.max_nodes)
     params = PprParams(
-        damping=settings.graph_ppr_damping,
-        max_iterations=settings.graph_ppr_max_iterations,
-        tolerance=settings.graph_ppr_tolerance,
-        neighbour_decay=settings.graph_neighbour_decay,
+        damping=settings.graph.ppr_damping,
+        max_iterations=settings.graph.ppr_max_iterations,
+        tolerance=settings.graph.ppr_tolerance,
+        neighbour_decay=settings.graph.neighbour_decay,
     )
     passage_weights = _passage_weights(query, kb_id, weights, settings)
     evidence = rank_chunks(
-        graph, weights, passage_weights, GraphRanker(settings.graph_ranker), params
+        graph, weights, passage_weights, GraphRanker(settings.graph.ranker), params
     )
     return _BaseRanking(
         evidence=evidence,
@@ -311,10 +311,10 @@ def _graph_list_score(
 ) -> float:
     """The graph list's order: the graph score, and, given the question's vector, how close the
     chunk is to it (the graph picks the candidates, meaning orders them)."""
-    if similarity is None or settings.graph_similarity_exponent == 0:
+    if similarity is None or settings.graph.similarity_exponent == 0:
         return ppr
-    share = (ppr / top) ** settings.graph_ppr_exponent if top > 0 else 0.0
-    return float(share * max(similarity, 0.0) ** settings.graph_similarity_exponent)
+    share = (ppr / top) ** settings.graph.ppr_exponent if top > 0 else 0.0
+    return float(share * max(similarity, 0.0) ** settings.graph.similarity_exponent)
 
 
 def _load_visible(
@@ -324,10 +324,10 @@ def _load_visible(
     settings: SearchSettings,
     query_vector: Sequence[float] | None,
 ) -> list[GraphListHit]:
-    """The graph list: the visible chunks among the best `graph_candidates` ranked ones,
-    ordered by `_graph_list_score`, at most `graph_list_size`."""
+    """The graph list: the visible chunks among the best `graph.candidates` ranked ones,
+    ordered by `_graph_list_score`, at most `graph.list_size`."""
     ranked: list[tuple[uuid.UUID, ChunkEvidence]] = []
-    for item in evidence[: settings.graph_candidates]:
+    for item in evidence[: settings.graph.candidates]:
         try:
             ranked.append((uuid.UUID(item.chunk_id), item))
         except ValueError:
@@ -362,7 +362,7 @@ def _load_visible(
         key=lambda entry: (-entry[0], str(entry[1])),
     )
     hits: list[GraphListHit] = []
-    for score, chunk_id, item in scored[: settings.graph_list_size]:
+    for score, chunk_id, item in scored[: settings.graph.list_size]:
         contribution = GraphContribution(
             score=round(score, 6),
             rank=len(hits) + 1,
@@ -403,7 +403,7 @@ def rank_in_graph(store: GraphStore, settings: SearchSettings, query: GraphQuery
     else:
         if query.embed_names is not None:
             query = replace(query, embed_names=_remembered(query.embed_names))
-        workers = min(len(query.kb_ids), settings.graph_parallel_bases)
+        workers = min(len(query.kb_ids), settings.graph.parallel_bases)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             per_base = list(
                 pool.map(lambda kb_id: _rank_base(store, settings, query, kb_id), query.kb_ids)

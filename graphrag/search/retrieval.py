@@ -155,10 +155,10 @@ def seed_passages(
     """The best hits of the vector + keyword fusion in graph-enabled bases, with the entity
     keys their extraction read: the graph walk starts there as well as at the question's
     entities."""
-    if settings.graph_passage_seed_weight <= 0:
+    if settings.graph.passage_seed_weight <= 0:
         return []
     in_graph = set(query.kb_ids)
-    best = [h for h in hybrid if h.kb_id in in_graph][: settings.graph_passage_seeds]
+    best = [h for h in hybrid if h.kb_id in in_graph][: settings.graph.passage_seeds]
     keys = chunk_entity_keys(session, [h.chunk_id for h in best])
     return [SeedPassage(h.kb_id, h.chunk_id, tuple(keys.get(h.chunk_id, ()))) for h in best]
 
@@ -179,7 +179,7 @@ def retrieve(
         k=settings.rrf_k,
         vector=settings.vector_weight,
         keyword=settings.keyword_weight,
-        graph=settings.graph_weight,
+        graph=settings.graph.weight,
     )
     with clock.stage("total"):
         query_vector = _embed(embedder, request, clock)

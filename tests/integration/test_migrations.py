@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, inspect, text
 
 from graphrag.db.migrate import downgrade_to_base, upgrade_to_head
 from graphrag.db.models import Base
-from graphrag.settings import Settings
+from graphrag.settings import SCHEMA_EMBEDDING_DIM, Settings
 from tests.support.services import create_database, drop_database
 
 pytestmark = pytest.mark.integration
@@ -52,6 +52,12 @@ def test_upgrade_downgrade_upgrade(scratch_settings: Settings) -> None:
         vector = conn.execute(
             text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         ).scalar_one()
+        width = conn.execute(  # pgvector keeps a column's width as its type modifier
+            text(
+                "SELECT atttypmod FROM pg_attribute"
+                " WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
+            )
+        ).scalar_one()
         options: dict[str, list[str]] = dict(
             conn.execute(
                 text(
@@ -63,6 +69,7 @@ def test_upgrade_downgrade_upgrade(scratch_settings: Settings) -> None:
     engine.dispose()
     # Room for in-place updates: a settlement must not re-index the chunk's vector.
     assert options == {"chunks": ["fillfactor=60"], "knowledge": ["fillfactor=70"]}
+    assert width == SCHEMA_EMBEDDING_DIM  # the migrations and the settings agree
     assert "USING hnsw" in indexes["ix_chunks_embedding_hnsw"]
     assert "vector_cosine_ops" in indexes["ix_chunks_embedding_hnsw"]
     assert "USING gin" in indexes["ix_chunks_tsv"]

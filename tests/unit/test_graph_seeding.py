@@ -50,8 +50,11 @@ def instance(key: str, chunks: list[str], *matches: KeyMatch, docs: int = 1) -> 
     return KeyInstance(key, docs, key.title(), str(DOC), tuple(chunks), (), tuple(matches))
 
 
-def search_settings(**changes: object) -> SearchSettings:
-    return Settings().search.model_copy(update={"graph_hops": 1, **changes})
+def search_settings(**graph_changes: object) -> SearchSettings:
+    """The shipped search settings at one hop, `graph_changes` made to their graph branch."""
+    search = Settings().search
+    graph = search.graph.model_copy(update={"hops": 1, **graph_changes})
+    return search.model_copy(update={"graph": graph})
 
 
 def ranked(store: FakeNeighbourhood, query: GraphQuery, **changes: object) -> dict[str, float]:
@@ -69,21 +72,21 @@ def test_the_best_passages_of_the_base_are_sent_with_their_entity_keys() -> None
     assert [(p.chunk_id, p.keys) for p in matching.passages] == [
         (str(p.chunk_id), p.keys) for p in mine
     ]
-    assert matching.passage_max_documents == search_settings().graph_passage_max_documents
+    assert matching.passage_max_documents == search_settings().graph.passage_max_documents
 
 
 def test_runs_of_words_outside_the_names_do_not_seed_when_a_name_matched() -> None:
     # "Orvex Arms" is a name of the question; "which" is only a run of its words.
     store = FakeNeighbourhood([instance("orvex arms", ["name"]), instance("which", ["word"])])
     query = GraphQuery("Which rifle did Orvex Arms make?", [KB])
-    assert set(ranked(store, query, graph_outside_name_weight=0.0)) == {"name"}
-    assert set(ranked(store, query, graph_outside_name_weight=0.5)) == {"name", "word"}
+    assert set(ranked(store, query, outside_name_weight=0.0)) == {"name"}
+    assert set(ranked(store, query, outside_name_weight=0.5)) == {"name", "word"}
 
 
 def test_every_run_seeds_when_no_name_matched() -> None:
     store = FakeNeighbourhood([instance("rifle", ["c1"])])
     query = GraphQuery("which rifle was made in montana?", [KB])
-    assert set(ranked(store, query, graph_outside_name_weight=0.0)) == {"c1"}
+    assert set(ranked(store, query, outside_name_weight=0.0)) == {"c1"}
 
 
 def test_a_name_found_exactly_takes_no_loose_matches() -> None:
@@ -97,7 +100,7 @@ def test_a_name_found_exactly_takes_no_loose_matches() -> None:
         ]
     )
     query = GraphQuery("Did Orvex Arms buy Kimber Mfg?", [KB])
-    scores = ranked(store, query, graph_loose_match_weight=0.25)
+    scores = ranked(store, query, loose_match_weight=0.25)
     assert "loose" not in scores  # "Orvex Arms" itself was found
     assert 0 < scores["near"] < scores["exact"]  # "Kimber Mfg" was not, its near match counts less
 
@@ -118,7 +121,7 @@ def test_a_run_sharing_a_word_with_a_name_counts_as_the_name() -> None:
     # "born" meets no name.
     store = FakeNeighbourhood([instance("kingston jamaica", ["place"]), instance("born", ["word"])])
     query = GraphQuery("Which singer born in Kingston, Jamaica sang it?", [KB])
-    assert set(ranked(store, query, graph_outside_name_weight=0.0)) == {"place"}
+    assert set(ranked(store, query, outside_name_weight=0.0)) == {"place"}
 
 
 def test_a_name_inside_a_longer_matched_run_takes_no_loose_matches() -> None:

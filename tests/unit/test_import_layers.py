@@ -28,7 +28,7 @@ SPEC: dict[str, Any] = tomllib.loads(LAYERS_FILE.read_text(encoding="utf-8"))
 
 
 def _name(entry: str) -> str:
-    """`db/` -> `db`, `settings.py` -> `settings`: a unit as an import names it."""
+    """`db/` -> `db`, `errors.py` -> `errors`: a unit as an import names it."""
     return entry.removesuffix("/").removesuffix(".py")
 
 

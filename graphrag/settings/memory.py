@@ -1,10 +1,10 @@
-"""Settings of the agent memory (a section of `graphrag.settings.Settings`)."""
+"""Settings of the agent memory: recall scoring, session close, context budget."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from graphrag.settings_base import Section as _Section
+from graphrag.settings.base import Section as _Section
 
 __all__ = ["MemoryImportance", "MemorySettings"]
 

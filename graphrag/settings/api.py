@@ -1,0 +1,37 @@
+"""Settings of the REST API: listening address, pages, request caps and the rate limit."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from graphrag.settings.base import Section as _Section
+
+__all__ = ["ApiSettings"]
+
+
+class ApiSettings(_Section):
+    host: str
+    port: int
+    default_tenant: str
+    default_page_size: int
+    max_page_size: int
+    max_batch_files: int = Field(gt=0, description="files accepted in one batch upload")
+    max_body_mb: int = Field(gt=0, description="any request body (uploads, batches); 413 beyond")
+    max_json_body_kb: int = Field(gt=0, description="a JSON request body; 413 beyond")
+    multipart_slack_kb: int = Field(ge=0, description="multipart framing around one file")
+    max_text_field_chars: int = Field(gt=0, description="any one text field of a request; 422")
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.max_body_mb * 1024 * 1024
+
+    @property
+    def max_json_body_bytes(self) -> int:
+        return self.max_json_body_kb * 1024
+
+    @property
+    def multipart_slack_bytes(self) -> int:
+        return self.multipart_slack_kb * 1024
+
+    rate_limit_requests: int = Field(ge=0, description="requests per key per window; 0: no limit")
+    rate_limit_window_s: int = Field(gt=0)

@@ -1,0 +1,22 @@
+"""Settings of the API keys."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+
+from graphrag.settings.base import Section as _Section
+
+__all__ = ["AuthSettings"]
+
+
+class AuthSettings(_Section):
+    """API keys: whether they are required, and how they are made and hashed."""
+
+    required: bool
+    pepper: SecretStr = Field(description="HMAC key of stored key hashes; required in production")
+    key_secret_bytes: int = Field(ge=16)
+    key_prefix_bytes: int = Field(ge=2, le=16)
+    max_key_chars: int = Field(gt=0)
+    default_passwords: list[str] = Field(
+        description="shipped or well-known passwords that production refuses for its services"
+    )

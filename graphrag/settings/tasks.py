@@ -1,0 +1,47 @@
+"""Settings of the background work: the Celery queues and workers, the outbox relay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from graphrag.settings.base import Section as _Section
+
+__all__ = ["CelerySettings", "OutboxSettings"]
+
+
+class CelerySettings(_Section):
+    docparse_queue: str
+    graph_queue: str
+    memory_queue: str
+    default_queue: str
+    prefetch_multiplier: int
+    docparse_time_limit_s: int
+    graph_time_limit_s: int
+    graph_max_retries: int
+    # Celery's retry_backoff: whole seconds, at least 1.
+    graph_retry_backoff_s: int = Field(ge=1)
+    graph_soft_limit_margin_s: int
+    docparse_soft_limit_margin_s: int = Field(gt=0)
+    retry_backoff_max_s: int
+    result_expires_s: int
+    beat_schedule_file: Path
+    broker_visibility_timeout_s: int
+    graph_pool: Literal["threads", "prefork"]
+    graph_threads_per_slot: int = Field(ge=1)
+    heartbeat_interval_s: float = Field(gt=0.0, description="a worker renews its heartbeat")
+    heartbeat_ttl_s: float = Field(gt=0.0, description="a worker silent this long is gone")
+
+
+class OutboxSettings(_Section):
+    relay_interval_s: float
+    kick_gap_s: float = Field(ge=0.0)
+    lock_retry_s: float = Field(gt=0.0)
+    batch_size: int
+    graph_in_flight: int
+    parse_in_flight: int
+    visibility_timeout_s: int
+    max_resends: int
+    error_max_chars: int
