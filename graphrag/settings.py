@@ -93,7 +93,9 @@ class ApiSettings(_Section):
     max_page_size: int
     max_batch_files: int = Field(gt=0, description="files accepted in one batch upload")
     max_body_mb: int = Field(gt=0, description="any request body (uploads, batches); 413 beyond")
-    max_json_body_kb: int = Field(gt=0, description="a JSON request body; 413 beyond")
+    max_json_body_kb: int = Field(
+        gt=0, description="any request body but a multipart upload (JSON, no type...); 413 beyond"
+    )
     multipart_slack_kb: int = Field(ge=0, description="multipart framing around one file")
     max_text_field_chars: int = Field(gt=0, description="any one text field of a request; 422")
 
@@ -111,6 +113,7 @@ class ApiSettings(_Section):
 
     rate_limit_requests: int = Field(ge=0, description="requests per key per window; 0: no limit")
     rate_limit_window_s: int = Field(gt=0)
+    metrics_public: bool = Field(description="serve /metrics without a key (else `read` needed)")
 
 
 class DatabaseSettings(_Section):
@@ -395,6 +398,10 @@ class AuthSettings(_Section):
     key_secret_bytes: int = Field(ge=16)
     key_prefix_bytes: int = Field(ge=2, le=16)
     max_key_chars: int = Field(gt=0)
+    failed_max_per_window: int = Field(
+        ge=0, description="failed key checks per client address and window; 429 beyond; 0: off"
+    )
+    failed_window_s: int = Field(gt=0)
     default_passwords: list[str] = Field(
         description="shipped or well-known passwords that production refuses for its services"
     )
@@ -418,6 +425,7 @@ class FacesSettings(_Section):
     mcp_allowed_hosts: list[str]
     mcp_allowed_origins: list[str]
     mcp_max_body_bytes: int = Field(gt=0)
+    max_model_id_chars: int = Field(gt=0, description="a /v1 model id or an MCP `kb` argument")
 
 
 class MetricsSettings(_Section):

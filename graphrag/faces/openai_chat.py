@@ -118,7 +118,7 @@ def start_completion(
         request, services.settings.faces.max_conversation_chars
     )
     with session_scope(services.chat.sessions) as session:
-        kb_ids = resolve_model(session, tenant, request.model)
+        kb_ids = resolve_model(session, services.settings, tenant, request.model)
     chat_request = ChatRequest(
         query=question,
         kb_ids=kb_ids,
