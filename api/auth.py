@@ -233,7 +233,8 @@ def _needs_key(app: FastAPI, context: RouteContext) -> bool:
     route, one of FastAPI's documentation pages or a mount of static files."""
     route = context.original_route
     if isinstance(route, APIRoute):
-        return any(rule is not public_access for rule in _guards(context.dependant))
+        rules = list(_guards(context.dependant))
+        return not rules or any(rule is not public_access for rule in rules)
     if isinstance(route, Mount):
         return not isinstance(route.app, StaticFiles)
     docs = {app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url}

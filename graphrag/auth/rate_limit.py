@@ -121,7 +121,7 @@ class FailedAuthLimiter:
         if retry_after is not None:
             limit, window_s = self._window.limit, self._window.window_s
             raise RateLimitedError(
-                f"this address sent more than {limit} invalid API keys in {window_s} s",
+                f"this address sent {limit} invalid API keys within {window_s} s",
                 retry_after_s=retry_after,
                 limit=limit,
                 window_s=window_s,
