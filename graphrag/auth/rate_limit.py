@@ -75,6 +75,17 @@ class _Window:
             return None
         return max(1, int(ttl)) if int(count) >= self.limit else None
 
+    def refuse(self, retry_after: int | None, message: str) -> None:
+        """429 when `retry_after` says a window is over its limit; `message` may name the
+        `{limit}` and the `{window_s}`."""
+        if retry_after is not None:
+            raise RateLimitedError(
+                message.format(limit=self.limit, window_s=self.window_s),
+                retry_after_s=retry_after,
+                limit=self.limit,
+                window_s=self.window_s,
+            )
+
 
 class RateLimiter:
     """`hit(principal)` counts one request of the caller's key, or raises RateLimitedError."""
@@ -90,15 +101,10 @@ class RateLimiter:
 
     def hit(self, principal: Principal) -> None:
         """Count one request; over the limit: 429 with the seconds until the window closes."""
-        retry_after = self._window.hit(self.key(principal))
-        if retry_after is not None:
-            limit, window_s = self._window.limit, self._window.window_s
-            raise RateLimitedError(
-                f"this API key made more than {limit} requests in {window_s} s",
-                retry_after_s=retry_after,
-                limit=limit,
-                window_s=window_s,
-            )
+        self._window.refuse(
+            self._window.hit(self.key(principal)),
+            "this API key made more than {limit} requests in {window_s} s",
+        )
 
 
 class FailedAuthLimiter:
@@ -117,15 +123,10 @@ class FailedAuthLimiter:
         """429 if the address already failed as often as a window allows (None: not limited)."""
         if address is None:
             return
-        retry_after = self._window.full(self.key(address))
-        if retry_after is not None:
-            limit, window_s = self._window.limit, self._window.window_s
-            raise RateLimitedError(
-                f"this address sent {limit} invalid API keys within {window_s} s",
-                retry_after_s=retry_after,
-                limit=limit,
-                window_s=window_s,
-            )
+        self._window.refuse(
+            self._window.full(self.key(address)),
+            "this address sent {limit} invalid API keys within {window_s} s",
+        )
 
     def failed(self, address: str | None) -> None:
         """Count one refused key of the address."""
