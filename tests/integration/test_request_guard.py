@@ -102,6 +102,18 @@ def test_big_untyped_body_without_a_valid_key_is_401_unread(
     assert response.json()["error"]["code"] == "unauthorized"
 
 
+def test_a_body_that_is_not_json_is_401_without_a_key_and_422_with_one(
+    small_caps_url: str, auth_headers: dict[str, str]
+) -> None:
+    raw = b'{"name": "unfinished'
+    headers = {"Content-Type": "application/json", "Content-Length": str(len(raw))}
+    refused = exchange(small_caps_url, "POST", KB_PATH, headers, [raw])
+    assert refused.status == 401, refused.body
+    invalid = exchange(small_caps_url, "POST", KB_PATH, {**auth_headers, **headers}, [raw])
+    assert invalid.status == 422, invalid.body
+    assert invalid.json()["error"]["code"] == "invalid_input"
+
+
 @pytest.mark.parametrize("content_type", [None, "text/plain", "application/octet-stream"])
 def test_a_body_that_is_no_upload_has_the_json_cap(
     small_caps_url: str, auth_headers: dict[str, str], content_type: str | None
