@@ -31,7 +31,7 @@ from api.routers import (
     system,
 )
 from api.state import AppState
-from graphrag.auth.rate_limit import RateLimiter
+from graphrag.auth.rate_limit import FailedAuthLimiter, RateLimiter
 from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.neo4j_client import connect_driver
@@ -78,6 +78,7 @@ def _open_state(settings: Settings) -> AppState:
             llm_metrics(settings.metrics.llm_latency_buckets_s),
         ),
         rate_limiter=RateLimiter(client, settings.api),
+        failed_auth=FailedAuthLimiter(client, settings.auth),
         metrics=_scrape_registry(settings, client),
         memory=open_memory_context(settings, sessions, driver, embedder),
         url_imports=UrlImportGate(settings.ingest),
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Outermost of our middleware: no body is read past its cap, whichever route it is for.
     app.add_middleware(RequestGuard, settings=settings.api)
     app.include_router(system.router)
+    system.add_metrics_route(app, settings.api.metrics_public)
     app.include_router(knowledge_bases.router)
     app.include_router(documents.router)
     app.include_router(chat.router)

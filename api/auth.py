@@ -9,19 +9,33 @@ start if one does not:
 - `CallerDep`: any valid key, whatever its capabilities (the caller reading its own identity);
 - `PUBLIC`: open to anyone (liveness and the web console's static page only).
 A missing, malformed, unknown or revoked key is 401 `unauthorized`; a key without the needed
-capability is 403 `forbidden`; a key over its request rate is 429 `rate_limited`.
+capability is 403 `forbidden`; a key over its request rate is 429 `rate_limited`, and so is a
+key sent from an address that sent too many bad ones.
+
+The key is checked once per request, by the request guard (`api.request_guard`) before any body
+byte is read, for every route `KeyedRoutes` finds in need of one; the guard leaves the caller on
+the request's state, where the dependencies find it (they check the key themselves when the
+guard did not).
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.dependencies.models import Dependant
-from fastapi.routing import APIRoute, iter_route_contexts
+from fastapi.routing import APIRoute, RouteContext, iter_route_contexts
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security.utils import get_authorization_scheme_param
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.routing import Mount
+from starlette.types import Scope
 
 from api.state import AppState
 from graphrag.auth.keys import verify_key
@@ -34,18 +48,24 @@ __all__ = [
     "PUBLIC",
     "AdminDep",
     "CallerDep",
+    "KeyedRoutes",
     "ModelManagerDep",
     "PrincipalDep",
     "ReaderTenantDep",
     "RequireCapability",
     "assert_routes_guarded",
+    "authenticate_scope",
     "get_reader_tenant",
     "get_tenant",
     "principal_for",
+    "remember_principal",
+    "remembered_principal",
     "requires",
 ]
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_BEARER = "bearer"
+_PRINCIPAL_STATE = "graphrag_principal"  # the request-state key of the authenticated caller
 _bearer = HTTPBearer(
     auto_error=False,
     scheme_name="ApiKey",
@@ -58,11 +78,24 @@ def _state(request: Request) -> AppState:
     return state
 
 
-def principal_for(state: AppState, key: str | None, *, authorization_sent: bool) -> Principal:
+def principal_for(
+    state: AppState, key: str | None, *, authorization_sent: bool, address: str | None
+) -> Principal:
     """The caller a bearer key stands for, or the default tenant when auth is off and no
-    `Authorization` header was sent; every face of the API authenticates through here, and
-    each call counts one request against the key's rate limit (429 beyond it)."""
-    principal = _identify(state, key, authorization_sent=authorization_sent)
+    `Authorization` header was sent; every face of the API authenticates through here.
+
+    Each call counts one request against the key's rate limit (429 beyond it). A request that
+    sends an `Authorization` header from an `address` that sent too many bad keys is 429 before
+    its key is even hashed, and each refused one counts against that address.
+    """
+    if authorization_sent:
+        state.failed_auth.check(address)
+    try:
+        principal = _identify(state, key, authorization_sent=authorization_sent)
+    except UnauthorizedError:
+        if authorization_sent:
+            state.failed_auth.failed(address)
+        raise
     state.rate_limiter.hit(principal)
     return principal
 
@@ -79,16 +112,38 @@ def _identify(state: AppState, key: str | None, *, authorization_sent: bool) -> 
         return verify_key(session, auth, key)
 
 
-def authenticate(
+def authenticate_scope(state: AppState, scope: Scope) -> Principal:
+    """The caller of an HTTP request, from its `Authorization: Bearer` header and its client
+    address (see `principal_for`); blocking (database and Redis calls)."""
+    header = Headers(scope=scope).get("authorization")
+    scheme, key = get_authorization_scheme_param(header)
+    bearer = key if header and scheme.lower() == _BEARER and key else None
+    client = scope.get("client")
+    address = str(client[0]) if client else None
+    return principal_for(state, bearer, authorization_sent=header is not None, address=address)
+
+
+def remember_principal(scope: Scope, principal: Principal) -> None:
+    """Leave the authenticated caller on the request's state, for the dependencies."""
+    scope.setdefault("state", {})[_PRINCIPAL_STATE] = principal
+
+
+def remembered_principal(scope: Scope) -> Principal | None:
+    """The caller the request guard authenticated, if it did."""
+    found = scope.get("state", {}).get(_PRINCIPAL_STATE)
+    return found if isinstance(found, Principal) else None
+
+
+async def authenticate(
     request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    """The caller named by the request's bearer key (or the default tenant when auth is off)."""
-    return principal_for(
-        _state(request),
-        credentials.credentials if credentials is not None else None,
-        authorization_sent="authorization" in request.headers,
-    )
+    """The caller named by the request's bearer key (or the default tenant when auth is off):
+    the one the request guard found, else checked here (`_credentials` documents the scheme)."""
+    found = remembered_principal(request.scope)
+    if found is not None:
+        return found
+    return await run_in_threadpool(authenticate_scope, _state(request), request.scope)
 
 
 PrincipalDep = Annotated[Principal, Depends(authenticate)]
@@ -148,6 +203,7 @@ PUBLIC = Depends(public_access)
 
 
 def _guards(dependant: Dependant) -> Iterator[Any]:
+    """The access rules a route declares, through its dependencies and theirs."""
     for sub in dependant.dependencies:
         call = sub.call
         if isinstance(call, RequireCapability) or call in (
@@ -170,3 +226,55 @@ def assert_routes_guarded(app: FastAPI) -> None:
     ]
     if unguarded:
         raise RuntimeError(f"routes without an access rule (see api/auth.py): {unguarded}")
+
+
+def _needs_key(app: FastAPI, context: RouteContext) -> bool:
+    """Whether a route needs a key: fail closed, every route does unless it is a `PUBLIC` API
+    route, one of FastAPI's documentation pages or a mount of static files."""
+    route = context.original_route
+    if isinstance(route, APIRoute):
+        rules = list(_guards(context.dependant))
+        return not rules or any(rule is not public_access for rule in rules)
+    if isinstance(route, Mount):
+        return not isinstance(route.app, StaticFiles)
+    docs = {app.openapi_url, app.docs_url, app.redoc_url, app.swagger_ui_oauth2_redirect_url}
+    return context.path not in docs
+
+
+@dataclass(frozen=True)
+class _Rule:
+    path: re.Pattern[str]
+    methods: frozenset[str] | None  # None: every method (a mount)
+    needs_key: bool
+
+
+class KeyedRoutes:
+    """Which requests need a key, read once from the app's routes in the router's order: the
+    first route that matches both path and method decides, as it does for the router; a request
+    no route takes needs none (the router answers it 404 or 405 without reading its body)."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self._rules = [
+            _Rule(
+                path=context.path_regex,
+                methods=frozenset(context.methods) if context.methods is not None else None,
+                needs_key=_needs_key(app, context),
+            )
+            for context in iter_route_contexts(app.routes)
+        ]
+
+    def needs_key(self, scope: Scope) -> bool:
+        """Whether the HTTP request of `scope` goes to a route that needs a key."""
+        path = _route_path(scope)
+        method = scope["method"]
+        for rule in self._rules:
+            if (rule.methods is None or method in rule.methods) and rule.path.match(path):
+                return rule.needs_key
+        return False
+
+
+def _route_path(scope: Scope) -> str:
+    # The path the routes see: without the prefix a proxy mounts the app under (root_path).
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path

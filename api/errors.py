@@ -16,13 +16,14 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from graphrag.errors import GraphragError
+from graphrag.errors import GraphragError, UnauthorizedError
 from graphrag.faces.openai_schemas import openai_error
 
 __all__ = [
     "OPENAI_PREFIX",
     "error_for_path",
     "error_response",
+    "graphrag_error_for_path",
     "graphrag_error_response",
     "install_error_handlers",
     "openai_error_response",
@@ -99,14 +100,21 @@ def graphrag_error_response(exc: GraphragError, openai_shape: bool = False) -> J
     response = respond(exc.http_status, exc.code, exc.message, exc.details)
     if exc.retry_after_s is not None:
         response.headers["Retry-After"] = str(exc.retry_after_s)
+    if isinstance(exc, UnauthorizedError):
+        response.headers["WWW-Authenticate"] = "Bearer"  # the scheme a 401 asks for (RFC 9110)
     return response
+
+
+def graphrag_error_for_path(path: str, exc: GraphragError) -> JSONResponse:
+    """The envelope of `exc` in the shape the route at `path` uses (OpenAI's under `/v1`)."""
+    if exc.http_status >= 500:
+        log.warning("%s: %s", exc.code, exc.message)
+    return graphrag_error_response(exc, _is_openai(path))
 
 
 async def _graphrag_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GraphragError)
-    if exc.http_status >= 500:
-        log.warning("%s: %s", exc.code, exc.message)
-    return graphrag_error_response(exc, _is_openai(request.url.path))
+    return graphrag_error_for_path(request.url.path, exc)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

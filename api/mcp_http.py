@@ -1,8 +1,9 @@
 """The MCP server over streamable HTTP at `/mcp`, behind the API's own key check.
 
-Every request is authenticated like a REST request (`api.auth.principal_for`): a missing or
-bad key is answered 401 before the MCP SDK sees the request; the caller and the services ride
-on the request's state to the tools, which check capabilities themselves. The SDK runs
+Every request is authenticated like a REST request (by the request guard, which finds that this
+route needs a key, else here with `api.auth.authenticate_scope`): a missing or bad key is
+answered 401 before the MCP SDK sees the request; the caller and the services ride on the
+request's state to the tools, which check capabilities themselves. The SDK runs
 stateless (each request stands alone, so the key is checked on every call) and answers JSON.
 
 A route added this way gets no lifespan of its own: the SDK's session manager must run inside
@@ -15,7 +16,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi.security.utils import get_authorization_scheme_param
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette import status
@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from api.auth import principal_for
+from api.auth import authenticate_scope, remembered_principal
 from api.errors import error_response, graphrag_error_response
 from api.mcp_server import McpContext, build_mcp_server
 from api.state import AppState
@@ -38,7 +38,6 @@ __all__ = ["MCP_PATH", "McpHttp"]
 MCP_PATH = "/mcp"
 _PRINCIPAL = "graphrag_principal"  # request-state keys the wrapper fills for the tools
 _SERVICES = "graphrag_services"
-_BEARER = "bearer"
 
 
 def _from_request(ctx: McpContext, key: str) -> Any:
@@ -68,13 +67,6 @@ def _security(settings: Settings) -> TransportSecuritySettings:
     )
 
 
-def _authenticate(state: AppState, request: Request) -> Principal:
-    header = request.headers.get("authorization")
-    scheme, key = get_authorization_scheme_param(header)
-    bearer = key if header and scheme.lower() == _BEARER and key else None
-    return principal_for(state, bearer, authorization_sent=header is not None)
-
-
 class McpHttp:
     """An ASGI app for the `/mcp` route: key check, then the SDK's streamable HTTP app."""
 
@@ -102,13 +94,13 @@ class McpHttp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         state: AppState = request.app.state.graphrag
-        try:  # authentication first: a stranger gets 401 whatever state the server is in
-            principal = await run_in_threadpool(_authenticate, state, request)
+        # Authentication first: a stranger gets 401 whatever state the server is in.
+        principal = remembered_principal(scope)
+        try:
+            if principal is None:
+                principal = await run_in_threadpool(authenticate_scope, state, scope)
         except GraphragError as exc:
-            response = graphrag_error_response(exc)
-            if isinstance(exc, UnauthorizedError):
-                response.headers["WWW-Authenticate"] = "Bearer"
-            await response(scope, receive, send)
+            await graphrag_error_response(exc)(scope, receive, send)
             return
         if self._http is None:
             await error_response(

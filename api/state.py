@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from graphrag.auth.rate_limit import RateLimiter
+from graphrag.auth.rate_limit import FailedAuthLimiter, RateLimiter
 from graphrag.chat.turn import ChatServices, MemoryPort
 from graphrag.faces.services import FaceServices
 from graphrag.graph.store import GraphStore
@@ -38,6 +38,7 @@ class AppState:
     embedder: Embedder
     llm: LlmClient  # interactive calls (chat, previews): the interactive slots
     rate_limiter: RateLimiter  # requests per API key, checked after authentication
+    failed_auth: FailedAuthLimiter  # bad keys per client address, checked before authentication
     metrics: CollectorRegistry  # series read at scrape time (queue depths), beside the default
     memory: MemoryContext  # built once by `open_memory_context`
     url_imports: UrlImportGate  # URL fetches at once and their threads, in this process

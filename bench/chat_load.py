@@ -47,10 +47,13 @@ _BUILD_MEMORY = "1GB"
 _GRAPH_BATCH = 2000  # UNWIND rows per write transaction
 _INDEX_WAIT_S = 120
 
-# Each entity is linked to the base-level node of its name key, as the graph store does.
+# Each entity is linked to the base-level node of its name key, as the graph store does. Labels
+# and relation types go in as data (Neo4j 5.26 `$(...)`): the server loads only the APOC
+# procedures the backend itself calls (deploy/neo4j/neo4j.conf).
 CREATE_ENTITIES = """
 UNWIND $rows AS row
-CALL apoc.create.node(row.labels, row.props) YIELD node
+CREATE (node:$(row.labels))
+SET node = row.props
 MERGE (c:BaseEntity {kb: row.kb, key: row.props.key})
 CREATE (node)-[:INSTANCE_OF]->(c)
 RETURN count(node) AS nodes
@@ -59,7 +62,7 @@ CREATE_RELATIONS = """
 UNWIND $rows AS row
 MATCH (a:GraphEntity {kg: row.kg, name: row.source})
 MATCH (b:GraphEntity {kg: row.kg, name: row.target})
-CALL apoc.create.relationship(a, row.type, {chunks: row.chunks}, b) YIELD rel
+CREATE (a)-[rel:$(row.type) {chunks: row.chunks}]->(b)
 RETURN count(rel) AS relations
 """
 AWAIT_INDEXES = "CALL db.awaitIndexes($timeout_s)"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from starlette.concurrency import run_in_threadpool
 
@@ -34,10 +34,15 @@ async def system(state: AppStateDep) -> SystemStatus:
     )
 
 
-@router.get("/metrics", dependencies=[PUBLIC], include_in_schema=False)
 async def metrics(state: AppStateDep) -> Response:
-    """Prometheus metrics of this API process and the queue depths (no key: aggregates only)."""
+    """Prometheus metrics of this API process and the queue depths (aggregates only)."""
     body = await run_in_threadpool(
         lambda: generate_latest(REGISTRY) + generate_latest(state.metrics)
     )
     return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+
+def add_metrics_route(app: FastAPI, public: bool) -> None:
+    """`GET /metrics`: open to anyone when `public` (`api.metrics_public`), else for `read` keys."""
+    access = PUBLIC if public else requires(Capability.READ)
+    app.add_api_route("/metrics", metrics, dependencies=[access], include_in_schema=False)

@@ -10,6 +10,8 @@
 #   NEO4J_HEAP               JVM heap, -Xms and -Xmx         (default 1g)
 #   NEO4J_PAGECACHE          Neo4j page cache                (default 256m)
 #   NEO4J_JVM_OPTIONS        more JVM options, space-separated (default none)
+#   NEO4J_CONFIG_FILE        Neo4j settings loaded at start  (default <repo>/deploy/neo4j/neo4j.conf:
+#                            the procedure allowlist the production stack uses too)
 #   NEO4J_STARTUP_TIMEOUT_S  seconds to wait for Bolt        (default 120)
 #   NEO4J_STOP_TIMEOUT_S     seconds to wait after SIGTERM   (default 60)
 #   NEO4J_PYTHON             python with the neo4j driver    (default <repo>/.venv/bin/python)
@@ -26,6 +28,7 @@ NEO4J_PAGECACHE="${NEO4J_PAGECACHE:-256m}"
 NEO4J_STARTUP_TIMEOUT_S="${NEO4J_STARTUP_TIMEOUT_S:-120}"
 NEO4J_STOP_TIMEOUT_S="${NEO4J_STOP_TIMEOUT_S:-60}"
 NEO4J_PYTHON="${NEO4J_PYTHON:-$REPO_DIR/.venv/bin/python}"
+NEO4J_CONFIG_FILE="${NEO4J_CONFIG_FILE:-$SCRIPT_DIR/neo4j.conf}"
 export NEO4J_PASSWORD NEO4J_PAGECACHE
 
 TARGET_DIR="$SCRIPT_DIR/target"
@@ -110,6 +113,7 @@ do_start() {
   local started=$SECONDS
   nohup java "${JVM_OPTS[@]}" -jar "$LAUNCHER_JAR" \
     --home "$NEO4J_HOME_DIR" --port "$NEO4J_BOLT_PORT" --plugins "$TARGET_DIR/plugins" \
+    --config "$NEO4J_CONFIG_FILE" \
     >>"$LAUNCHER_LOG" 2>&1 </dev/null &
   pid=$!
   printf '%s\n' "$pid" >"$PID_FILE"

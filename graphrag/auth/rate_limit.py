@@ -1,10 +1,15 @@
-"""Per-key request limits in Redis: at most N requests per window for each API key, shared by
-every API process.
+"""Request limits in Redis, shared by every API process.
 
-A fixed window per key that opens at the key's first request and closes `window_s` later; the
-refusal says how long until it closes (Retry-After). Without a key (auth off) the default
-tenant's caller is limited as one key. Redis being down never refuses a request: the limit is
-a guard against floods, and the API cannot work without its other services anyway.
+- `RateLimiter`: at most N requests per window for each API key. A fixed window per key that
+  opens at the key's first request and closes `window_s` later. Without a key (auth off) the
+  default tenant's caller is limited as one key.
+- `FailedAuthLimiter`: at most N failed key checks per window for each client address; past
+  them, a request sending a key from that address is refused before the key is hashed or looked
+  up, so a stream of guessed keys costs one Redis read each, not a database query.
+
+A refusal says how long until the window closes (Retry-After). Redis being down never refuses a
+request: the limits are guards against floods, and the API cannot work without its other
+services anyway.
 """
 
 from __future__ import annotations
@@ -15,9 +20,9 @@ import redis
 
 from graphrag.auth.models import Principal
 from graphrag.errors import RateLimitedError
-from graphrag.settings import ApiSettings
+from graphrag.settings import ApiSettings, AuthSettings
 
-__all__ = ["RateLimiter"]
+__all__ = ["FailedAuthLimiter", "RateLimiter"]
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +37,61 @@ end
 return {count, ttl}
 """
 
+# Read a count without changing it. Returns (count, seconds left), (0, -2) when there is none.
+_PEEK = """
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+return {count, redis.call('TTL', KEYS[1])}
+"""
+
+
+class _Window:
+    """One fixed-window counter per Redis key: `limit` events per `window_s` seconds."""
+
+    def __init__(self, client: redis.Redis[bytes], limit: int, window_s: int) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self._hit = client.register_script(_HIT)
+        self._peek = client.register_script(_PEEK)
+
+    def hit(self, key: str) -> int | None:
+        """Count one event; the seconds left in a window now over its limit, else None."""
+        if self.limit == 0:
+            return None
+        try:
+            count, ttl = self._hit(keys=[key], args=[self.window_s])
+        except redis.RedisError as exc:
+            log.warning("request limit not counted (Redis failed): %s", exc)
+            return None
+        return max(1, int(ttl)) if int(count) > self.limit else None
+
+    def full(self, key: str) -> int | None:
+        """The seconds left in a window that already holds `limit` events, else None."""
+        if self.limit == 0:
+            return None
+        try:
+            count, ttl = self._peek(keys=[key])
+        except redis.RedisError as exc:
+            log.warning("request limit not checked (Redis failed): %s", exc)
+            return None
+        return max(1, int(ttl)) if int(count) >= self.limit else None
+
+    def refuse(self, retry_after: int | None, message: str) -> None:
+        """429 when `retry_after` says a window is over its limit; `message` may name the
+        `{limit}` and the `{window_s}`."""
+        if retry_after is not None:
+            raise RateLimitedError(
+                message.format(limit=self.limit, window_s=self.window_s),
+                retry_after_s=retry_after,
+                limit=self.limit,
+                window_s=self.window_s,
+            )
+
 
 class RateLimiter:
     """`hit(principal)` counts one request of the caller's key, or raises RateLimitedError."""
 
     def __init__(self, client: redis.Redis[bytes], settings: ApiSettings) -> None:
-        self.limit = settings.rate_limit_requests
-        self.window_s = settings.rate_limit_window_s
-        self._hit = client.register_script(_HIT)
+        self._window = _Window(client, settings.rate_limit_requests, settings.rate_limit_window_s)
 
     @staticmethod
     def key(principal: Principal) -> str:
@@ -49,17 +101,34 @@ class RateLimiter:
 
     def hit(self, principal: Principal) -> None:
         """Count one request; over the limit: 429 with the seconds until the window closes."""
-        if self.limit == 0:
+        self._window.refuse(
+            self._window.hit(self.key(principal)),
+            "this API key made more than {limit} requests in {window_s} s",
+        )
+
+
+class FailedAuthLimiter:
+    """Failed key checks per client address: `check` before a key is verified, `failed` after
+    a key was refused."""
+
+    def __init__(self, client: redis.Redis[bytes], settings: AuthSettings) -> None:
+        self._window = _Window(client, settings.failed_max_per_window, settings.failed_window_s)
+
+    @staticmethod
+    def key(address: str) -> str:
+        """The Redis key counting the failures of one client address."""
+        return f"graphrag:auth-failed:{address}"
+
+    def check(self, address: str | None) -> None:
+        """429 if the address already failed as often as a window allows (None: not limited)."""
+        if address is None:
             return
-        try:
-            count, ttl = self._hit(keys=[self.key(principal)], args=[self.window_s])
-        except redis.RedisError as exc:
-            log.warning("rate limit not checked (Redis failed): %s", exc)
-            return
-        if int(count) > self.limit:
-            raise RateLimitedError(
-                f"this API key made more than {self.limit} requests in {self.window_s} s",
-                retry_after_s=max(1, int(ttl)),
-                limit=self.limit,
-                window_s=self.window_s,
-            )
+        self._window.refuse(
+            self._window.full(self.key(address)),
+            "this address sent {limit} invalid API keys within {window_s} s",
+        )
+
+    def failed(self, address: str | None) -> None:
+        """Count one refused key of the address."""
+        if address is not None:
+            self._window.hit(self.key(address))

@@ -125,7 +125,7 @@ def start_completion(
     tenant = principal.require(Capability.WRITE)
     question, history, instructions = conversation(request, services.settings.faces)
     with session_scope(services.chat.sessions) as session:
-        kb_ids = resolve_model(session, tenant, request.model)
+        kb_ids = resolve_model(session, services.settings, tenant, request.model)
     chat_request = ChatRequest(
         query=question,
         kb_ids=kb_ids,

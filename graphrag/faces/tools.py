@@ -17,7 +17,12 @@ from graphrag.chat.schemas import ChatRequest, Reference
 from graphrag.chat.service import complete_turn, start_stateless_turn
 from graphrag.db import outbox
 from graphrag.db.engine import session_scope
-from graphrag.errors import InvalidInputError, LlmUnavailableError, NotFoundError
+from graphrag.errors import (
+    InvalidInputError,
+    LlmUnavailableError,
+    NotFoundError,
+    UnknownModelError,
+)
 from graphrag.faces.model_ids import resolve_kb, resolve_model
 from graphrag.faces.services import FaceServices
 from graphrag.graph.search_models import GraphSearchRequest, GraphSearchResponse
@@ -28,6 +33,7 @@ from graphrag.search.graph_search import search_graph
 from graphrag.search.kb_search import search_knowledge_base
 from graphrag.search.models import SearchRequest, SearchResponse
 from graphrag.search.retrieval import GraphSource
+from graphrag.settings import Settings
 
 __all__ = [
     "DocumentStatus",
@@ -125,14 +131,10 @@ def graph_search(
         return search_graph(session, services.settings, services.chat.graph, tenant, kb_id, body)
 
 
-def _kb_ids(session: Session, tenant: uuid.UUID, kb: str) -> list[uuid.UUID]:
+def _kb_ids(session: Session, settings: Settings, tenant: uuid.UUID, kb: str) -> list[uuid.UUID]:
     try:
-        return [resolve_kb(session, tenant, kb)]
-    except NotFoundError:
-        pass
-    try:
-        return resolve_model(session, tenant, kb)
-    except NotFoundError as exc:
+        return resolve_model(session, settings, tenant, kb, bare=True)
+    except UnknownModelError as exc:
         raise NotFoundError("knowledge base not found", kb=kb) from exc
 
 
@@ -142,7 +144,7 @@ def ask(
     """The knowledge chat's answer, without a stored session (needs `write`, like the chat)."""
     tenant = principal.require(Capability.WRITE)
     with session_scope(services.chat.sessions) as session:
-        kb_ids = _kb_ids(session, tenant, kb)
+        kb_ids = _kb_ids(session, services.settings, tenant, kb)
     request: ChatRequest = _valid(ChatRequest, query=question, kb_ids=kb_ids, use_graph=use_graph)
     turn = start_stateless_turn(services.chat, tenant, request, history=[])
     complete_turn(services.chat, turn)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -26,6 +27,7 @@ from graphrag.settings import Settings
 
 __all__ = [
     "create_kb",
+    "find_live_kbs",
     "get_kb",
     "get_kb_row",
     "kb_graph_on",
@@ -146,6 +148,26 @@ def list_kbs(
         .order_by(KnowledgeBase.created_at, KnowledgeBase.id)
     ).scalars()
     return [to_public(settings, kb) for kb in rows]
+
+
+def find_live_kbs(
+    session: Session,
+    tenant_id: uuid.UUID,
+    names: Collection[str],
+    ids: Collection[uuid.UUID],
+) -> list[tuple[uuid.UUID, str]]:
+    """(id, name) of the tenant's live bases called one of `names` or with one of `ids`, in
+    one query (none when both are empty)."""
+    if not names and not ids:
+        return []
+    rows = session.execute(
+        select(KnowledgeBase.id, KnowledgeBase.name).where(
+            KnowledgeBase.tenant_id == tenant_id,
+            KnowledgeBase.status == KnowledgeBaseStatus.ACTIVE,
+            or_(KnowledgeBase.name.in_(list(names)), KnowledgeBase.id.in_(list(ids))),
+        )
+    )
+    return [(kb_id, name) for kb_id, name in rows]
 
 
 def get_kb(

@@ -17,7 +17,9 @@ class ApiSettings(_Section):
     max_page_size: int
     max_batch_files: int = Field(gt=0, description="files accepted in one batch upload")
     max_body_mb: int = Field(gt=0, description="any request body (uploads, batches); 413 beyond")
-    max_json_body_kb: int = Field(gt=0, description="a JSON request body; 413 beyond")
+    max_json_body_kb: int = Field(
+        gt=0, description="any request body but a multipart upload (JSON, no type...); 413 beyond"
+    )
     multipart_slack_kb: int = Field(ge=0, description="multipart framing around one file")
     max_text_field_chars: int = Field(gt=0, description="any one text field of a request; 422")
 
@@ -35,3 +37,4 @@ class ApiSettings(_Section):
 
     rate_limit_requests: int = Field(ge=0, description="requests per key per window; 0: no limit")
     rate_limit_window_s: int = Field(gt=0)
+    metrics_public: bool = Field(description="serve /metrics without a key (else `read` needed)")

@@ -17,6 +17,10 @@ class AuthSettings(_Section):
     key_secret_bytes: int = Field(ge=16)
     key_prefix_bytes: int = Field(ge=2, le=16)
     max_key_chars: int = Field(gt=0)
+    failed_max_per_window: int = Field(
+        ge=0, description="failed key checks per client address and window; 429 beyond; 0: off"
+    )
+    failed_window_s: int = Field(gt=0)
     default_passwords: list[str] = Field(
         description="shipped or well-known passwords that production refuses for its services"
     )

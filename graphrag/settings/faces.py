@@ -20,3 +20,4 @@ class FacesSettings(_Section):
     mcp_allowed_hosts: list[str]
     mcp_allowed_origins: list[str]
     mcp_max_body_bytes: int = Field(gt=0)
+    max_model_id_chars: int = Field(gt=0, description="a /v1 model id or an MCP `kb` argument")

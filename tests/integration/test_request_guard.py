@@ -1,5 +1,7 @@
-"""The request guard over a real server and bare sockets: a declared length over the cap is a
-413 before any body byte is read, chunked bodies are cut at the cap, JSON has its own cap.
+"""The request guard over a real server and bare sockets: a route that needs a key refuses a
+request without a valid one before any body byte is read, a declared length over the cap is a
+413 unread, chunked bodies are cut at the cap, and every body but a multipart upload is held to
+the JSON cap.
 
 The app under test is a second API process (thread) on the session's services, with caps small
 enough to pass in a test: 1 MiB for any body, 8 KiB for JSON, 50 characters per text field.
@@ -12,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from api.request_guard import TOO_LARGE_CODE
@@ -70,16 +73,74 @@ def test_declared_length_over_the_cap_is_413_without_reading_the_body(
     _too_large(response, JSON_CAP_KB * 1024)
 
 
-def test_declared_upload_over_the_body_cap_is_413_unread_and_before_the_key(
-    small_caps_url: str,
+def test_declared_upload_is_401_unread_without_a_key_and_413_with_one(
+    small_caps_url: str, auth_headers: dict[str, str]
 ) -> None:
     headers = {
         "Content-Type": f"multipart/form-data; boundary={BOUNDARY}",
         "Content-Length": str(2 * 1024 * 1024),
     }
     path = f"{KB_PATH}/{uuid.uuid4()}/knowledge/file"
-    response = exchange(small_caps_url, "POST", path, headers, timeout_s=10.0)
+    # No body byte is ever sent: the key is checked first, and a stranger learns no more.
+    refused = exchange(small_caps_url, "POST", path, headers, timeout_s=10.0)
+    assert refused.status == 401, refused.body
+    assert refused.json()["error"]["code"] == "unauthorized"
+    assert refused.headers["www-authenticate"] == "Bearer"
+    response = exchange(small_caps_url, "POST", path, {**auth_headers, **headers}, timeout_s=10.0)
     _too_large(response, 1024 * 1024)
+
+
+@pytest.mark.parametrize("auth", [{}, {"Authorization": "Bearer grk_0000_unknown"}])
+def test_big_untyped_body_without_a_valid_key_is_401_unread(
+    small_caps_url: str, auth: dict[str, str]
+) -> None:
+    # A body FastAPI would parse as JSON (no Content-Type), under the upload cap: the answer
+    # comes without one byte of it, so nothing was parsed. `timeout_s` bounds the wait.
+    headers = {**auth, "Content-Length": str(1024 * 1024 - 1)}
+    response = exchange(small_caps_url, "POST", KB_PATH, headers, timeout_s=10.0)
+    assert response.status == 401, response.body
+    assert response.json()["error"]["code"] == "unauthorized"
+
+
+def test_a_body_that_is_not_json_is_401_without_a_key_and_422_with_one(
+    small_caps_url: str, auth_headers: dict[str, str]
+) -> None:
+    raw = b'{"name": "unfinished'
+    headers = {"Content-Type": "application/json", "Content-Length": str(len(raw))}
+    refused = exchange(small_caps_url, "POST", KB_PATH, headers, [raw])
+    assert refused.status == 401, refused.body
+    invalid = exchange(small_caps_url, "POST", KB_PATH, {**auth_headers, **headers}, [raw])
+    assert invalid.status == 422, invalid.body
+    assert invalid.json()["error"]["code"] == "invalid_input"
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/octet-stream"])
+def test_a_body_that_is_no_upload_has_the_json_cap(
+    small_caps_url: str, auth_headers: dict[str, str], content_type: str | None
+) -> None:
+    typed = auth_headers if content_type is None else {**auth_headers, "Content-Type": content_type}
+    declared = {**typed, "Content-Length": str(JSON_CAP_KB * 1024 + 1)}
+    response = exchange(small_caps_url, "POST", KB_PATH, declared, timeout_s=10.0)
+    _too_large(response, JSON_CAP_KB * 1024)
+    # Without a declared length, the body is counted as it streams and cut at the JSON cap.
+    pieces = [b"[", *[b"{}," * (PIECE // 3)] * (4 * JSON_CAP_KB * 1024 // PIECE)]
+    streamed = {**typed, "Transfer-Encoding": "chunked"}
+    response = exchange(small_caps_url, "POST", KB_PATH, streamed, chunked(pieces))
+    _too_large(response, JSON_CAP_KB * 1024)
+
+
+def test_an_upload_over_the_json_cap_goes_through(
+    small_caps_url: str, auth_headers: dict[str, str]
+) -> None:
+    with httpx.Client(base_url=small_caps_url, headers=auth_headers, timeout=30.0) as client:
+        kb = client.post(KB_PATH, json={"name": f"kb-{uuid.uuid4().hex[:8]}"})
+        assert kb.status_code == 201, kb.text
+        text = b"Upload text. " * (4 * JSON_CAP_KB * 1024 // 13)
+        upload = client.post(
+            f"{KB_PATH}/{kb.json()['id']}/knowledge/file",
+            files={"file": ("big.txt", text, "text/plain")},
+        )
+    assert upload.status_code == 202, upload.text
 
 
 def test_chunked_json_over_its_cap_is_cut_and_413(

@@ -15,14 +15,7 @@ pytestmark = pytest.mark.unit
 
 
 def _auth(pepper: str) -> AuthSettings:
-    return AuthSettings(
-        required=True,
-        pepper=SecretStr(pepper),
-        key_secret_bytes=32,
-        key_prefix_bytes=4,
-        max_key_chars=256,
-        default_passwords=["graphrag-local", "change-me-please", "graphrag"],
-    )
+    return Settings().auth.model_copy(update={"pepper": SecretStr(pepper)})
 
 
 def test_admin_implies_every_capability_and_others_only_themselves() -> None:

@@ -15,6 +15,10 @@ from tests.support.packaging import wheel_packages
 pytestmark = pytest.mark.unit
 
 DEPLOY = project_root() / "deploy"
+ALLOWLIST = "dbms.security.procedures.allowlist"
+# The backend's code, and the benchmarks that load the local server directly.
+CYPHER_HOMES = ("graphrag", "bench")
+_APOC_NAME = re.compile(r"\bapoc\.[\w.]+")  # a dotted name (a sentence's full stop is stripped)
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +113,77 @@ def test_secrets_have_no_default() -> None:
     for name in _SECRETS:
         assert variables.get(name) == {"?"}, f"{name} must be required (${{{name}:?...}})"
     assert not any("PASSWORD" in name and "-" in uses for name, uses in variables.items())
+
+
+def _dockerfile_instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of the Dockerfile, continuation lines joined."""
+    text = (DEPLOY / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    pairs = [line.split(None, 1) for line in lines if line and not line.startswith("#")]
+    return [(pair[0].upper(), pair[1] if len(pair) > 1 else "") for pair in pairs]
+
+
+def test_backend_image_runs_as_a_non_root_user() -> None:
+    instructions = _dockerfile_instructions()
+    users = [i for i, (name, _) in enumerate(instructions) if name == "USER"]
+    assert users, "the image must switch to an unprivileged USER"
+    user = instructions[users[-1]][1].split(":")[0].strip()
+    assert user not in {"root", "0"}
+    # Everything the containers run comes after the switch.
+    commands = [i for i, (name, _) in enumerate(instructions) if name in {"CMD", "ENTRYPOINT"}]
+    assert commands and min(commands) > users[-1]
+    assert not any(name == "RUN" for name, _ in instructions[users[-1] :])
+
+
+def test_backend_services_and_flower_have_healthchecks(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name in ("api", "flower", *(n for n in services if n.startswith("worker-"))):
+        check = services[name].get("healthcheck", {})
+        assert check.get("test") and not check.get("disable"), f"{name} needs a healthcheck"
+    assert "/health" in " ".join(services["api"]["healthcheck"]["test"])
+    assert "/healthcheck" in " ".join(services["flower"]["healthcheck"]["test"])
+
+
+def test_each_worker_check_pings_its_own_node_name(compose: dict[str, Any]) -> None:
+    for name, service in compose["services"].items():
+        if not name.startswith("worker-"):
+            continue
+        command = service["command"]
+        node = command[command.index("--name") + 1] if "--name" in command else "celery@%h"
+        check = " ".join(service["healthcheck"]["test"])
+        assert "inspect ping" in check, name
+        assert f'-d "{node.replace("%h", "$${HOSTNAME}")}"' in check, name
+
+
+def _procedures_called() -> set[str]:
+    """Every `apoc.` procedure or function named in the code that sends Cypher."""
+    found: set[str] = set()
+    for home in CYPHER_HOMES:
+        for path in (project_root() / home).rglob("*.py"):
+            found |= {name.rstrip(".") for name in _APOC_NAME.findall(path.read_text())}
+    return found
+
+
+def _allowlist(value: str) -> set[str]:
+    return {name.strip() for name in value.split(",") if name.strip()}
+
+
+def _local_allowlist() -> set[str]:
+    for line in (DEPLOY / "neo4j" / "neo4j.conf").read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == ALLOWLIST:
+            return _allowlist(value)
+    raise AssertionError(f"deploy/neo4j/neo4j.conf sets no {ALLOWLIST}")
+
+
+def test_apoc_allowlist_covers_every_procedure_the_code_calls(compose: dict[str, Any]) -> None:
+    env = compose["services"]["neo4j"]["environment"]
+    production = _allowlist(env["NEO4J_dbms_security_procedures_allowlist"])
+    called = _procedures_called()
+    assert {"apoc.merge.node", "apoc.periodic.iterate"} <= called  # the scan sees the Cypher
+    # apoc.version: the health checks of the stack and of the local server.
+    assert called | {"apoc.version"} <= production
+    assert not any("*" in name for name in production), "no wildcard: only what is called"
+    # The tests run on the local server with the same list, so they prove it suffices.
+    assert _local_allowlist() == production
+    assert "NEO4J_dbms_security_procedures_unrestricted" not in env

@@ -5,7 +5,6 @@ import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
@@ -26,8 +25,12 @@ import org.neo4j.io.ByteUnit;
  *
  * <p>Options come from {@code --name value} arguments first, then environment variables:
  * {@code --home} / NEO4J_HOME_DIR, {@code --port} / NEO4J_BOLT_PORT, {@code --plugins} /
- * NEO4J_PLUGIN_DIR, {@code --pagecache} / NEO4J_PAGECACHE, and NEO4J_PASSWORD (environment
- * only, so the password never shows in the process list).
+ * NEO4J_PLUGIN_DIR, {@code --pagecache} / NEO4J_PAGECACHE, {@code --config} /
+ * NEO4J_CONFIG_FILE, and NEO4J_PASSWORD (environment only, so the password never shows in the
+ * process list).
+ *
+ * <p>The config file ({@code deploy/neo4j/neo4j.conf} by default) holds the settings the
+ * production stack shares with this server, such as which procedures may load.
  */
 public final class Launcher {
 
@@ -103,8 +106,7 @@ public final class Launcher {
                 .setConfig(HttpsConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.auth_enabled, true)
                 .setConfig(GraphDatabaseSettings.plugin_dir, options.plugins())
-                .setConfig(GraphDatabaseSettings.procedure_unrestricted, List.of("apoc.*"))
-                .setConfig(GraphDatabaseSettings.procedure_allowlist, List.of("*"))
+                .loadPropertiesFromFile(options.config())
                 .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.parse(options.pagecache()))
                 // A dev store need not reserve 256 MiB of transaction log per database up front.
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
@@ -130,12 +132,16 @@ public final class Launcher {
         }
     }
 
-    /** Home and plugin folders relative to the launcher jar: {@code <repo>/deploy/neo4j/target}. */
+    /**
+     * Home, plugin folder and config file relative to the launcher jar:
+     * {@code <repo>/deploy/neo4j/target}.
+     */
     private static Layout defaultLayout() throws URISyntaxException {
         Path jarDir = Path.of(Launcher.class.getProtectionDomain().getCodeSource().getLocation().toURI())
                 .toAbsolutePath().getParent();
         Path repo = jarDir.getParent().getParent().getParent();
-        return new Layout(repo.resolve("data").resolve("neo4j"), jarDir.resolve("plugins"));
+        return new Layout(repo.resolve("data").resolve("neo4j"), jarDir.resolve("plugins"),
+                jarDir.getParent().resolve("neo4j.conf"));
     }
 
     private static void log(String message) {
@@ -143,10 +149,11 @@ public final class Launcher {
         System.out.flush();
     }
 
-    private record Layout(Path home, Path plugins) {
+    private record Layout(Path home, Path plugins, Path config) {
     }
 
-    private record Options(Path home, int port, Path plugins, String pagecache, String password) {
+    private record Options(Path home, int port, Path plugins, String pagecache, Path config,
+                           String password) {
 
         static Options parse(String[] args, Map<String, String> env, Layout layout) {
             Map<String, String> given = pairs(args);
@@ -154,12 +161,14 @@ public final class Launcher {
             String port = pick(given, "--port", env, "NEO4J_BOLT_PORT", Integer.toString(DEFAULT_BOLT_PORT));
             String plugins = pick(given, "--plugins", env, "NEO4J_PLUGIN_DIR", layout.plugins().toString());
             String pagecache = pick(given, "--pagecache", env, "NEO4J_PAGECACHE", DEFAULT_PAGECACHE);
+            String config = pick(given, "--config", env, "NEO4J_CONFIG_FILE", layout.config().toString());
             String password = env.getOrDefault("NEO4J_PASSWORD", DEFAULT_PASSWORD);
             if (password.isEmpty()) {
                 throw new IllegalArgumentException("NEO4J_PASSWORD must not be empty");
             }
             return new Options(Path.of(home).toAbsolutePath(), Integer.parseInt(port),
-                    Path.of(plugins).toAbsolutePath(), pagecache, password);
+                    Path.of(plugins).toAbsolutePath(), pagecache, Path.of(config).toAbsolutePath(),
+                    password);
         }
 
         private static Map<String, String> pairs(String[] args) {
