@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.chat.schemas import AgentStep, ChatRequest, ChatUsage, ErrorEvent, Reference
 from graphrag.graph.store import GraphStore
 from graphrag.llm.client import LlmClient, LlmReply
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.search.embeddings import Embedder
 from graphrag.search.models import KbScope, SearchHit
 from graphrag.search.passages import Passage

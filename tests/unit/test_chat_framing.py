@@ -27,7 +27,7 @@ from graphrag.chat.turn import ChatServices, ChatTurn, TurnUsage
 from graphrag.errors import LlmUnavailableError
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.llm.client import LlmClient, LlmReply
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.settings import get_settings
 
 pytestmark = pytest.mark.unit
