@@ -117,7 +117,7 @@ def p95(values: list[float]) -> float:
 
 
 def _stage_line(name: str, turns: list[TurnSample]) -> str:
-    stages = [START_TURN] + [s.value for group in PREPARE_ORDER for s in group]
+    stages = [START_TURN] + [s.name.value for s in PREPARE_ORDER]
     stages.insert(stages.index(ChatStage.CHUNK_SEARCH.value) + 1, EMBED_QUERY)
     parts = []
     for stage in stages:

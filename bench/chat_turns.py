@@ -21,7 +21,7 @@ from graphrag.chat.schemas import ChatRequest
 from graphrag.chat.service import start_turn
 from graphrag.chat.turn import ChatServices
 from graphrag.llm.client import LlmClient, LlmReply
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.search.embeddings import Embedder
 from graphrag.search.models import MatchType
 from graphrag.settings import LlmSettings

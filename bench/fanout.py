@@ -26,7 +26,7 @@ import redis
 from bench.harness import median, print_header, print_ratio, services_env, timed
 from graphrag.llm.client import LlmClient
 from graphrag.llm.concurrency import LeaseSemaphore
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.settings import Settings
 from tests.fakes.llm_script import Fault, Reply, Rule
 from tests.fakes.scripted_llm import ScriptedLlmServer

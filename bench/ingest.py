@@ -23,16 +23,17 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from bench.harness import median, print_header, print_ratio, timed
 from bench.ingest_queue import QueueBenchConfig, run_queue_bench
 from bench.sample_text import paragraphs
-from graphrag.ingest.chunker import chunk_document, chunking_from_settings
+from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.models import FileType
 from graphrag.ingest.parsing import parse_file
+from graphrag.kb.chunking import default_chunking
 from graphrag.settings import IngestSettings, get_settings
 from tests.support.sample_files import text_pdf
 
 
 def _ours(data: bytes, settings: IngestSettings) -> int:
     parsed = parse_file(data, FileType.PDF, settings)
-    return len(chunk_document(parsed, chunking_from_settings(settings)))
+    return len(chunk_document(parsed, default_chunking(settings)))
 
 
 def _raw_pymupdf(data: bytes) -> int:

@@ -62,6 +62,7 @@ from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.db.enums import ParseStatus
 from graphrag.db.migrate import upgrade_to_head
 from graphrag.db.models import Knowledge
+from graphrag.llm.concurrency import background_slots_key
 from graphrag.settings import Settings, project_root
 from tests.support.graph_helpers import remove_label
 from tests.support.http_server import free_port
@@ -339,13 +340,14 @@ class Bench:
 
     def round(self, slots: int, docs: int) -> RoundResult:
         from workers.celery_app import create_celery
-        from workers.scope import llm_slots_key
 
         tag = f"e2e-s{slots}-{uuid.uuid4().hex[:6]}"
         self._script(slots, tag, docs)
         celery = create_celery(self.settings)
         celery.control.purge()
-        redis.Redis.from_url(self.settings.redis.url).delete(llm_slots_key(self.settings))
+        redis.Redis.from_url(self.settings.redis.url).delete(
+            background_slots_key(self.settings.llm)
+        )
         c = self.settings.celery
         docparse = WorkerProcess(
             self.env, LOGS / "e2e-docparse.log", self.cfg.docparse_concurrency, [c.docparse_queue]

@@ -26,7 +26,7 @@ from bench.sample_text import paragraphs
 from graphrag.extraction.models import ExtractConfig
 from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.graph.models import GraphNode, GraphRelation
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.settings import get_settings, project_root
 
 EXAMPLE = ExtractConfig(

@@ -12,55 +12,35 @@ no transaction here.
 from __future__ import annotations
 
 import logging
-import os
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from celery import Task, signals, states
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
-from graphrag.db.engine import make_engine, make_session_factory, session_scope
+from graphrag.db.engine import session_scope
 from graphrag.db.outbox import TaskName, record_failure, record_retry, record_start, settle
-from graphrag.ingest.relay_loop import RelayLoop
-from workers.celery_app import app
-from workers.queue import CeleryTaskQueue
+from workers.scope import process_scope
 
 log = logging.getLogger(__name__)
 
-_settings = app.conf.graphrag_settings
 _OUTBOX_TASKS = frozenset(TaskName)
 _KEEPS_OWN_ROW = frozenset({TaskName.EXTRACT_CHUNK, TaskName.PROCESS_DOCUMENT})
-_lock = threading.Lock()
-_relays: dict[int, tuple[sessionmaker[Session], RelayLoop]] = {}
 
 _RowWrite = Callable[[Session, str, list[Any]], object]
 
 
-def _relay() -> tuple[sessionmaker[Session], RelayLoop]:
-    """This process's relay (and the sessions the hooks use), started on first need."""
-    pid = os.getpid()
-    with _lock:
-        found = _relays.get(pid)
-        if found is None:
-            sessions = make_session_factory(make_engine(_settings))
-            loop = RelayLoop(sessions, CeleryTaskQueue(app), _settings.outbox)
-            loop.start()
-            found = _relays[pid] = (sessions, loop)
-        return found
-
-
 @signals.worker_process_init.connect
 def _start_in_child(**_: Any) -> None:
-    _relay()
+    process_scope().start_relay()
 
 
 @signals.worker_ready.connect
 def _start_in_worker(sender: Any, **_: Any) -> None:
     # A prefork worker relays from its children; a thread or solo pool runs tasks here.
     if "prefork" not in type(sender.pool).__module__:
-        _relay()
+        process_scope().start_relay()
 
 
 @signals.task_prerun.connect
@@ -79,14 +59,15 @@ def _on_end(task: Task, args: tuple[Any, ...], state: str, retval: Any, **_: Any
     elif state == states.RETRY:
         _record(task.name, args, record_retry)
     elif state == states.FAILURE:
-        error = f"{type(retval).__name__}: {retval}"[: _settings.outbox.error_max_chars]
+        limit = process_scope().settings.outbox.error_max_chars
+        error = f"{type(retval).__name__}: {retval}"[:limit]
         _record(task.name, args, lambda s, n, a: record_failure(s, n, a, error))
-    _relay()[1].kick()
+    process_scope().relay.kick()
 
 
 def _record(name: str, args: tuple[Any, ...], write: _RowWrite) -> None:
     try:
-        with session_scope(_relay()[0]) as session:
+        with session_scope(process_scope().sessions) as session:
             write(session, name, list(args))
     except SQLAlchemyError as exc:
         # The row keeps its last state; the visibility timeout covers a missed update.

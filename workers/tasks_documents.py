@@ -12,7 +12,7 @@ from graphrag.ingest.processing import fail_document, process_document
 from graphrag.ingest.purge import purge_document, purge_knowledge_base
 from graphrag.ingest.reconcile import reconcile
 from workers.celery_app import app
-from workers.scope import ingest_context
+from workers.scope import process_scope
 
 _settings = app.conf.graphrag_settings
 _celery = _settings.celery
@@ -27,7 +27,7 @@ class _ProcessTask(Task):
         reason = None
         if isinstance(exc, SoftTimeLimitExceeded):
             reason = f"processing took longer than its time limit ({_SOFT_LIMIT_S} s)"
-        fail_document(ingest_context(), uuid.UUID(knowledge_id), attempt, exc, reason)
+        fail_document(process_scope().ingest, uuid.UUID(knowledge_id), attempt, exc, reason)
 
 
 @app.task(
@@ -44,21 +44,21 @@ def process(knowledge_id: str, attempt: int) -> str:
     Past the soft time limit the document is failed with the reason (`on_failure`); a hard
     kill leaves it to the poison count of the next delivery and to the reconciler.
     """
-    return process_document(ingest_context(), uuid.UUID(knowledge_id), attempt).value
+    return process_document(process_scope().ingest, uuid.UUID(knowledge_id), attempt).value
 
 
 @app.task(name="document.delete", acks_late=True, ignore_result=True)
 def delete(knowledge_id: str) -> bool:
-    return purge_document(ingest_context(), uuid.UUID(knowledge_id))
+    return purge_document(process_scope().ingest, uuid.UUID(knowledge_id))
 
 
 @app.task(name="document.delete_kb", acks_late=True, ignore_result=True)
 def delete_kb(kb_id: str) -> bool:
-    return purge_knowledge_base(ingest_context(), uuid.UUID(kb_id))
+    return purge_knowledge_base(process_scope().ingest, uuid.UUID(kb_id))
 
 
 @app.task(name="document.reconcile", acks_late=True, ignore_result=True)
 def reconcile_stuck() -> int:
     """The periodic sweep (beat): re-enqueue documents stuck past the configured timeout."""
-    report = reconcile(ingest_context())
+    report = reconcile(process_scope().ingest)
     return len(report.reprocessed) + len(report.re_extracted) + len(report.purged_documents)

@@ -13,7 +13,7 @@ from kombu.exceptions import OperationalError
 from graphrag.db.enums import GraphStatus
 from graphrag.ingest.chunk_extraction import RETRYABLE, extract_chunk_graph, fail_chunk
 from workers.celery_app import app
-from workers.scope import graph_context
+from workers.scope import process_scope
 
 _celery = app.conf.graphrag_settings.celery
 
@@ -30,7 +30,9 @@ class _ExtractTask(Task):
             return
         knowledge_id, attempt, chunk_id = args
         reason = f"internal error ({type(exc).__name__})"
-        fail_chunk(graph_context(), uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id), reason)
+        fail_chunk(
+            process_scope().graph, uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id), reason
+        )
 
 
 @app.task(
@@ -52,7 +54,7 @@ class _ExtractTask(Task):
 def extract_chunk(self: Task, knowledge_id: str, attempt: int, chunk_id: str) -> str:
     """Extract one chunk's entities and relations; the last try settles the chunk as failed."""
     final = self.request.retries >= self.max_retries
-    args = (graph_context(), uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id))
+    args = (process_scope().graph, uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id))
     try:
         return extract_chunk_graph(*args, final_try=final).value
     except SoftTimeLimitExceeded:

@@ -3,43 +3,20 @@
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import uuid
 from typing import Any
 
 from graphrag.errors import GraphStoreError
-from graphrag.memory.context import MemoryContext, open_memory_context
 from graphrag.memory.idle_sweep import queue_idle_closes
 from graphrag.memory.models import MemoryOwner
 from graphrag.memory.session_close import close_session as close_memory_session
 from workers.celery_app import app
-from workers.scope import graph_context, ingest_context, neo4j_driver
+from workers.scope import process_scope
 
 log = logging.getLogger(__name__)
 
 _settings = app.conf.graphrag_settings
 _memory = _settings.memory
-_lock = threading.Lock()
-_contexts: dict[int, MemoryContext] = {}
-
-
-def _context() -> MemoryContext:
-    """This process's memory context (schema ensured once); without Neo4j its archive raises
-    ArchivalMemoryDisabledError."""
-    pid = os.getpid()
-    with _lock:
-        ctx = _contexts.get(pid)
-        if ctx is None:
-            ingest = ingest_context()
-            ctx = _contexts[pid] = open_memory_context(
-                ingest.settings,
-                ingest.sessions,
-                neo4j_driver(),
-                ingest.embedder,
-                graph_context().llm,
-            )
-        return ctx
 
 
 @app.task(
@@ -57,7 +34,7 @@ def _context() -> MemoryContext:
 def close_session(tenant_id: str, owner: str, session_id: str) -> dict[str, Any]:
     """Turn what the session logged since its last close into facts; report what was done."""
     who = MemoryOwner(tenant_id=uuid.UUID(tenant_id), owner=owner)
-    report = close_memory_session(_context(), who, uuid.UUID(session_id))
+    report = close_memory_session(process_scope().memory, who, uuid.UUID(session_id))
     return report.model_dump(mode="json")
 
 
@@ -67,4 +44,4 @@ def close_idle_sessions() -> int:
     if not _settings.neo4j.enable:
         log.info("idle memory sweep skipped: Neo4j is not enabled")
         return 0
-    return queue_idle_closes(ingest_context().sessions, _memory)
+    return queue_idle_closes(process_scope().sessions, _memory)

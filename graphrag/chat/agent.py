@@ -24,8 +24,9 @@ from graphrag.chat.tool_calls import (
     ToolCall,
     parse_reply,
 )
-from graphrag.llm.client import AgentMessage, ToolReply
-from graphrag.llm.prompts import ChatMessage, PromptTemplate
+from graphrag.llm.client import ToolReply
+from graphrag.llm.messages import ChatMessage
+from graphrag.llm.prompts import PromptTemplate
 from graphrag.llm.tool_results import ToolResultCut
 from graphrag.settings import ChatSettings
 
@@ -38,7 +39,7 @@ class ToolLlm(Protocol):
     """The part of the LLM client the loop uses."""
 
     def complete_tools(
-        self, messages: list[AgentMessage], tools: list[dict[str, Any]], max_tokens: int
+        self, messages: list[ChatMessage], tools: list[dict[str, Any]], max_tokens: int
     ) -> ToolReply: ...
 
 
@@ -101,11 +102,9 @@ class AgentLoop:
         self._prompt = prompt
         self._chat = chat
         self._results_cut = results_cut  # None: every tool result is sent whole
-        self.messages: list[AgentMessage] = [
-            AgentMessage(role=m.role, content=m.content) for m in history or []
-        ]
+        self.messages: list[ChatMessage] = list(history or [])
         self._written_results: set[int] = set()  # user messages that carry tool results
-        self.messages.append(AgentMessage(role="user", content=prompt.question()))
+        self.messages.append(ChatMessage(role="user", content=prompt.question()))
         self.steps_taken = 0
         self.reflections = 0
         self.forced = False
@@ -114,12 +113,12 @@ class AgentLoop:
 
     def _call(self, tools: list[dict[str, Any]]) -> ToolReply:
         step = min(self.steps_taken + 1, self._chat.agent_max_steps)
-        system = AgentMessage(role="system", content=self._prompt.system(step))
+        system = ChatMessage(role="system", content=self._prompt.system(step))
         return self._llm.complete_tools(
             [system, *self.sent_messages()], tools, self._chat.answer_max_tokens
         )
 
-    def sent_messages(self) -> list[AgentMessage]:
+    def sent_messages(self) -> list[ChatMessage]:
         """The dialogue as the next call sends it: tool results older than the last messages
         cut (`memory.tool_result_max_chars`), the recent ones whole."""
         if self._results_cut is None:
@@ -153,7 +152,7 @@ class AgentLoop:
         # Native calls are answered by `tool` messages; written ones by one user message.
         said = parsed.content if native else reply.content
         calls = reply.tool_calls if native else []
-        self.messages.append(AgentMessage(role="assistant", content=said, tool_calls=calls))
+        self.messages.append(ChatMessage(role="assistant", content=said, tool_calls=calls))
         written: list[dict[str, Any]] = []
         for index, call in enumerate(parsed.calls):
             name = call.name or ""
@@ -165,9 +164,7 @@ class AgentLoop:
                 step=n, kind=StepKind.OBSERVE, tool=name, summary=result.summary, detail=detail
             )
             if native:
-                tool_message = AgentMessage(
-                    role="tool", content=result.text(), tool_call_id=call.id
-                )
+                tool_message = ChatMessage(role="tool", content=result.text(), tool_call_id=call.id)
                 self.messages.append(tool_message)
             else:
                 written.append({"tool": name, "result": result.output})
@@ -175,7 +172,7 @@ class AgentLoop:
             results = json.dumps(written, ensure_ascii=False)
             text = self._prompt.fragment("tool_results", results=results)
             self._written_results.add(len(self.messages))
-            self.messages.append(AgentMessage(role="user", content=text))
+            self.messages.append(ChatMessage(role="user", content=text))
 
     def _run_call(self, index: int, call: ToolCall | InvalidToolCall) -> ToolResult:
         if index >= self._toolbox.max_calls_per_step:
@@ -187,7 +184,7 @@ class AgentLoop:
         n = self.steps_taken
         if not content:
             self.messages.append(
-                AgentMessage(role="user", content=self._prompt.fragment("empty_answer"))
+                ChatMessage(role="user", content=self._prompt.fragment("empty_answer"))
             )
             return AgentStep(step=n, kind=StepKind.CHECK, summary="empty reply, asked again")
         if reply.finish_reason == _TRUNCATED:
@@ -201,8 +198,8 @@ class AgentLoop:
         return AgentStep(step=n, kind=StepKind.RESPOND, summary=f"{len(content)} characters")
 
     def _send_back(self, content: str, instruction: str) -> None:
-        self.messages.append(AgentMessage(role="assistant", content=content))
-        self.messages.append(AgentMessage(role="user", content=self._prompt.fragment(instruction)))
+        self.messages.append(ChatMessage(role="assistant", content=content))
+        self.messages.append(ChatMessage(role="user", content=self._prompt.fragment(instruction)))
 
     def _force_respond(self) -> Iterator[AgentStep]:
         """One last call without tools; calls it still writes are dropped, never run."""
@@ -210,7 +207,7 @@ class AgentLoop:
         n = self.steps_taken
         yield AgentStep(step=n, kind=StepKind.FORCE_RESPOND, summary="step budget spent")
         self.messages.append(
-            AgentMessage(role="user", content=self._prompt.fragment("force_respond"))
+            ChatMessage(role="user", content=self._prompt.fragment("force_respond"))
         )
         reply = self._call([])
         content = parse_reply(reply.content, []).content

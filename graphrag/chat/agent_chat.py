@@ -27,7 +27,8 @@ from graphrag.chat.schemas import (
 )
 from graphrag.chat.service import chat_answer
 from graphrag.chat.turn import ChatServices, ChatTurn, TurnUsage
-from graphrag.llm.client import AgentMessage, ToolReply
+from graphrag.llm.client import ToolReply
+from graphrag.llm.messages import ChatMessage
 from graphrag.llm.prompts import PromptTemplate, load_prompt
 from graphrag.llm.tool_results import ToolResultCut
 
@@ -66,7 +67,7 @@ class _MeteredLlm:
         self._usage = usage
 
     def complete_tools(
-        self, messages: list[AgentMessage], tools: list[dict[str, Any]], max_tokens: int
+        self, messages: list[ChatMessage], tools: list[dict[str, Any]], max_tokens: int
     ) -> ToolReply:
         reply = self._llm.complete_tools(messages, tools, max_tokens)
         self._usage.add(reply.prompt_tokens, reply.completion_tokens)

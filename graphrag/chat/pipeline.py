@@ -1,94 +1,66 @@
-"""The chat pipeline: plugins bound to events, run in order (stages of one group side by side)."""
+"""The stages that prepare a chat turn: plain functions called in order, each one timed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from enum import StrEnum
 from time import perf_counter
+from typing import NamedTuple
 
 from graphrag.chat import plugins
 from graphrag.chat.turn import ChatServices, ChatTurn
 
 __all__ = [
     "AGENT_PREPARE_ORDER",
-    "DEFAULT_PLUGINS",
     "PREPARE_ORDER",
     "ChatStage",
-    "Plugin",
+    "Stage",
     "StageOrder",
     "prepare_turn",
 ]
 
-Plugin = Callable[[ChatServices, ChatTurn], None]
 _MS_PER_S = 1000.0
 
 
 class ChatStage(StrEnum):
+    """A stage's name: its key in the turn's `timings_ms`."""
+
     LOAD_HISTORY = "load_history"
     MEMORY_RECALL = "memory_recall"
     QUERY_UNDERSTAND = "query_understand"
     CHUNK_SEARCH = "chunk_search"
-    RERANK = "rerank"
     MERGE = "merge"
     PROMPT = "prompt"
 
 
-DEFAULT_PLUGINS: Mapping[ChatStage, list[Plugin]] = {
-    ChatStage.LOAD_HISTORY: [plugins.load_history],
-    ChatStage.MEMORY_RECALL: [plugins.recall_memory],
-    ChatStage.QUERY_UNDERSTAND: [plugins.understand_query],
-    ChatStage.CHUNK_SEARCH: [plugins.chunk_search],
-    ChatStage.RERANK: [],  # a reranker hooks in here; none by default
-    ChatStage.MERGE: [plugins.merge_hits],
-    ChatStage.PROMPT: [plugins.build_prompt],
-}
+class Stage(NamedTuple):
+    """One stage: it reads what earlier stages wrote on the turn and writes its own part."""
 
-StageOrder = tuple[tuple[ChatStage, ...], ...]
+    name: ChatStage
+    run: Callable[[ChatServices, ChatTurn], None]
 
-# Stages in one tuple run at the same time (they write different parts of the turn).
+
+StageOrder = tuple[Stage, ...]
+
+# Knowledge chat: every stage up to the prompt.
 PREPARE_ORDER: StageOrder = (
-    (ChatStage.LOAD_HISTORY,),
-    (ChatStage.MEMORY_RECALL,),
-    (ChatStage.QUERY_UNDERSTAND,),
-    (ChatStage.CHUNK_SEARCH,),
-    (ChatStage.RERANK,),
-    (ChatStage.MERGE,),
-    (ChatStage.PROMPT,),
+    Stage(ChatStage.LOAD_HISTORY, plugins.load_history),
+    Stage(ChatStage.MEMORY_RECALL, plugins.recall_memory),
+    Stage(ChatStage.QUERY_UNDERSTAND, plugins.understand_query),
+    Stage(ChatStage.CHUNK_SEARCH, plugins.chunk_search),
+    Stage(ChatStage.MERGE, plugins.merge_hits),
+    Stage(ChatStage.PROMPT, plugins.build_prompt),
 )
 
-# The agent searches with its tools: only the conversation and the memory are prepared.
-AGENT_PREPARE_ORDER: StageOrder = (
-    (ChatStage.LOAD_HISTORY,),
-    (ChatStage.MEMORY_RECALL,),
-)
+# The agent searches with its tools: only the conversation and the memory (the first two
+# stages) are prepared.
+AGENT_PREPARE_ORDER: StageOrder = PREPARE_ORDER[:2]
 
 
-def _run_stage(
-    services: ChatServices,
-    turn: ChatTurn,
-    stage: ChatStage,
-    bound: Mapping[ChatStage, list[Plugin]],
-) -> None:
-    start = perf_counter()
-    for plugin in bound.get(stage, []):
-        plugin(services, turn)
-    turn.timings_ms[stage.value] = round((perf_counter() - start) * _MS_PER_S, 3)
-
-
-def prepare_turn(
-    services: ChatServices,
-    turn: ChatTurn,
-    bound: Mapping[ChatStage, list[Plugin]] = DEFAULT_PLUGINS,
-    order: StageOrder = PREPARE_ORDER,
-) -> None:
-    """The stages of `order` (by default every one up to the prompt), each running the plugins
-    bound to it; the answer is produced by the caller."""
-    for group in order:
-        if len(group) == 1:
-            _run_stage(services, turn, group[0], bound)
-            continue
-        with ThreadPoolExecutor(max_workers=len(group)) as pool:
-            futures = [pool.submit(_run_stage, services, turn, s, bound) for s in group]
-            for future in futures:
-                future.result()
+def prepare_turn(services: ChatServices, turn: ChatTurn, order: StageOrder = PREPARE_ORDER) -> None:
+    """Run the stages of `order` one after the other, each one's time in `turn.timings_ms`
+    under its name; the answer is produced by the caller."""
+    for stage in order:
+        start = perf_counter()
+        stage.run(services, turn)
+        turn.timings_ms[stage.name.value] = round((perf_counter() - start) * _MS_PER_S, 3)

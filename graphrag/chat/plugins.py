@@ -1,4 +1,4 @@
-"""The stages of a chat turn, one function each, bound to the event they handle.
+"""The stages of a chat turn, one function each, called in order by `pipeline.prepare_turn`.
 
 Each takes the services and the turn and writes its part of the turn, so each can be tested
 alone with fakes of the ports it uses.
@@ -16,7 +16,8 @@ from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.engine import session_scope
 from graphrag.db.models import Message
 from graphrag.errors import LlmUnavailableError
-from graphrag.llm.prompts import ChatMessage, load_prompt
+from graphrag.llm.messages import ChatMessage
+from graphrag.llm.prompts import load_prompt
 from graphrag.search.models import RetrievalRequest
 from graphrag.search.passages import join_neighbours
 from graphrag.search.retrieval import GraphSource, retrieve

@@ -1,6 +1,6 @@
 """How a chat mode produces its answer: the one thing knowledge and agent chat do differently.
 
-`service.run_turn` frames every turn the same way (prepare the registered stages, references,
+`service.run_turn` frames every turn the same way (prepare the producer's stages, references,
 answer deltas, done or error, persistence); a producer says which stages prepare its turn, does
 its work before the references are known, and yields the answer's text.
 """
@@ -23,7 +23,7 @@ class AnswerProducer(Protocol):
 
     @property
     def stages(self) -> StageOrder:
-        """The registered stages (`pipeline.DEFAULT_PLUGINS`) that prepare the turn, in order."""
+        """The stages that prepare the turn, in order (`pipeline.PREPARE_ORDER` or a part)."""
         ...
 
     def gather(self, services: ChatServices, turn: ChatTurn) -> Iterator[AgentStep]:

@@ -32,7 +32,7 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import MessageRole
 from graphrag.db.models import Message
 from graphrag.errors import GraphragError, InvalidInputError
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.search.kb_search import load_kb_scopes
 from graphrag.search.models import KbScope
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphrag.llm.client import WireToolCall
+from graphrag.llm.messages import WireToolCall
 from graphrag.text_scan import NextFinder, ascii_lower, blocks, skip_spaces
 
 __all__ = ["CallSource", "InvalidToolCall", "ParsedReply", "ToolCall", "parse_reply"]

@@ -12,7 +12,7 @@ from graphrag.chat.schemas import AgentStep, ChatRequest, ChatUsage, ErrorEvent,
 from graphrag.errors import GraphragError
 from graphrag.graph.store import GraphStore
 from graphrag.llm.client import LlmClient, LlmReply
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.search.embeddings import Embedder
 from graphrag.search.models import KbScope, SearchHit
 from graphrag.search.passages import Passage

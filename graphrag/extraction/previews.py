@@ -29,7 +29,8 @@ from graphrag.extraction.output_parser import OutputKind, parse_graph_output
 from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.graph.models import GraphRelation, normalize_space
 from graphrag.llm.client import LlmReply
-from graphrag.llm.prompts import ChatMessage, load_prompt
+from graphrag.llm.messages import ChatMessage
+from graphrag.llm.prompts import load_prompt
 from graphrag.settings import ExtractionSettings, PreviewSettings
 from graphrag.text_input import InputText
 from graphrag.text_scan import fenced_bodies, last_closing_end, remove_closed_blocks

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict
 
 from graphrag.extraction.models import ExtractConfig
 from graphrag.graph.models import GraphData
-from graphrag.llm.prompts import ChatMessage, PromptTemplate, load_prompt
+from graphrag.llm.messages import ChatMessage
+from graphrag.llm.prompts import PromptTemplate, load_prompt
 from graphrag.settings import ExtractionSettings
 
 __all__ = [

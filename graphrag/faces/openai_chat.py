@@ -31,7 +31,7 @@ from graphrag.errors import InvalidInputError
 from graphrag.faces.model_ids import kb_models, resolve_model
 from graphrag.faces.openai_schemas import CompletionRequest, MessageIn, openai_error
 from graphrag.faces.services import FaceServices
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.settings import FacesSettings
 
 __all__ = [

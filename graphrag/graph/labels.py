@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-__all__ = ["ENTITY_KEY_LABEL", "base_scope", "entity_label", "namespace_labels"]
+__all__ = ["ENTITY_KEY_LABEL", "base_scope", "entity_label"]
 
 # Every document entity also carries this label, which holds the (kg, name) uniqueness
 # constraint; the namespace labels stay what they are per knowledge base and per document.
@@ -22,11 +22,6 @@ def entity_label(raw_id: str | UUID) -> str:
     """`ENTITY` followed by the id with underscores for dashes; ValueError unless a real UUID."""
     uid = UUID(str(raw_id))  # ValueError unless a real uuid
     return "ENTITY" + str(uid).replace("-", "_")
-
-
-def namespace_labels(kb_id: str | UUID, knowledge_id: str | UUID) -> list[str]:
-    """The labels of an entity read from document `knowledge_id` of knowledge base `kb_id`."""
-    return [entity_label(kb_id), entity_label(knowledge_id)]
 
 
 def base_scope(raw_id: str | UUID) -> str:

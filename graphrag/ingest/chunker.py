@@ -9,14 +9,12 @@ positions in the page text, so `text[start_offset:end_offset] == content` always
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from graphrag.ingest.models import ChunkDraft, ChunkType, ParsedDocument, ParsedPage
 from graphrag.kb.chunking import ChunkingConfig
-from graphrag.settings import IngestSettings
 
-__all__ = ["TextSpan", "chunk_document", "chunking_from_settings", "split_text"]
+__all__ = ["TextSpan", "chunk_document", "split_text"]
 
 
 class TextSpan(NamedTuple):
@@ -24,18 +22,6 @@ class TextSpan(NamedTuple):
 
     start: int
     end: int
-
-
-def chunking_from_settings(
-    settings: IngestSettings, overrides: Mapping[str, Any] | None = None
-) -> ChunkingConfig:
-    """The configured chunking, with a knowledge base's own values (if any) taking precedence."""
-    defaults = {
-        "chunk_size": settings.chunk_size,
-        "chunk_overlap": settings.chunk_overlap,
-        "separators": list(settings.separators),
-    }
-    return ChunkingConfig.model_validate({**defaults, **(overrides or {})})
 
 
 def _skip_space(text: str, position: int) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field, model_validator
 
 from graphrag.errors import InvalidInputError
-from graphrag.settings import IngestSettings, Settings
+from graphrag.settings import IngestSettings
 from graphrag.text_input import InputText
 
 __all__ = ["ChunkingConfig", "check_chunking", "default_chunking"]
@@ -45,11 +45,10 @@ def check_chunking(config: ChunkingConfig, settings: IngestSettings) -> None:
         raise InvalidInputError("chunking exceeds its limits: " + "; ".join(problems))
 
 
-def default_chunking(settings: Settings) -> ChunkingConfig:
+def default_chunking(settings: IngestSettings) -> ChunkingConfig:
     """The chunking of a base created without its own: the settings' defaults."""
-    ingest = settings.ingest
     return ChunkingConfig(
-        chunk_size=ingest.chunk_size,
-        chunk_overlap=ingest.chunk_overlap,
-        separators=list(ingest.separators),
+        chunk_size=settings.chunk_size,
+        chunk_overlap=settings.chunk_overlap,
+        separators=list(settings.separators),
     )

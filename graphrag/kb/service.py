@@ -112,7 +112,7 @@ def create_kb(
 ) -> KnowledgeBasePublic:
     """Store a new knowledge base; its graph indexes are created when its graph is on."""
     _check_limits(settings, data.chunking, data.extract_config)
-    chunking = data.chunking or default_chunking(settings)
+    chunking = data.chunking or default_chunking(settings.ingest)
     kb = KnowledgeBase(
         id=uuid.uuid4(),
         tenant_id=tenant_id,

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import httpx
 import openai
@@ -18,11 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphrag.errors import LlmRequestError, LlmUnavailableError
 from graphrag.llm.concurrency import LeaseSemaphore
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage, WireToolCall
 from graphrag.metrics import LlmMetrics
 from graphrag.settings import LlmSettings
 
-__all__ = ["AgentMessage", "LlmClient", "LlmReply", "TokenUsage", "ToolReply", "WireToolCall"]
+__all__ = ["LlmClient", "LlmReply", "TokenUsage", "ToolReply"]
 
 log = logging.getLogger(__name__)
 
@@ -65,16 +65,6 @@ class LlmReply:
         self.seconds = seconds
 
 
-class WireToolCall(BaseModel):
-    """A function call as the model sent it: `arguments` is its raw JSON text."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    name: str
-    arguments: str
-
-
 class ToolReply(BaseModel):
     """A completion that may ask for tools: its text, why it stopped, its native calls, and
     the server's token counts (None: not reported)."""
@@ -86,33 +76,6 @@ class ToolReply(BaseModel):
     tool_calls: list[WireToolCall] = Field(default_factory=list)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-
-
-class AgentMessage(BaseModel):
-    """A message of a tool-using conversation (the `tool` role answers one call by its id)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    role: Literal["system", "user", "assistant", "tool"]
-    content: str
-    tool_calls: list[WireToolCall] = Field(default_factory=list)
-    tool_call_id: str | None = None
-
-    def wire(self) -> dict[str, Any]:
-        """The message in OpenAI's request format."""
-        message: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
-                }
-                for call in self.tool_calls
-            ]
-        if self.tool_call_id is not None:
-            message["tool_call_id"] = self.tool_call_id
-        return message
 
 
 class _CompletionMessage(BaseModel):
@@ -175,9 +138,9 @@ class LlmClient:
     def _slot(self) -> AbstractContextManager[None]:
         return self.limiter.slot() if self.limiter is not None else nullcontext()
 
-    def _wire(self, messages: list[ChatMessage] | list[AgentMessage]) -> list[dict[str, Any]]:
+    def _wire(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
         """Messages as sent; without a system role, system text leads the first user turn."""
-        wire = [m.wire() if isinstance(m, AgentMessage) else m.model_dump() for m in messages]
+        wire = [m.wire() for m in messages]
         return wire if self.settings.system_role else _fold_system(wire)
 
     def stream(
@@ -302,7 +265,7 @@ class LlmClient:
             tokens.labels(self.settings.model, "completion").inc(reply.completion_tokens)
 
     def complete_tools(
-        self, messages: list[AgentMessage], tools: list[dict[str, Any]], max_tokens: int
+        self, messages: list[ChatMessage], tools: list[dict[str, Any]], max_tokens: int
     ) -> ToolReply:
         """One interactive completion offering `tools` (none: a plain answer is asked for).
 

@@ -22,7 +22,13 @@ import redis
 from graphrag.errors import LlmBusyError, ServiceUnavailableError
 from graphrag.settings import LlmSettings
 
-__all__ = ["LeaseSemaphore", "interactive_limiter", "interactive_slots_key"]
+__all__ = [
+    "LeaseSemaphore",
+    "background_limiter",
+    "background_slots_key",
+    "interactive_limiter",
+    "interactive_slots_key",
+]
 
 # Drop expired leases, then take a slot if one is free. Atomic, so two workers never both take
 # the last slot.
@@ -122,6 +128,26 @@ class LeaseSemaphore:
             with self._freed:
                 if self._releases == seen:
                     self._freed.wait(self.poll_s)
+
+
+def background_slots_key(settings: LlmSettings) -> str:
+    """The Redis key of the background calls' slots of the configured model."""
+    return f"graphrag:llm-slots:{settings.model}"
+
+
+def background_limiter(
+    client: redis.Redis[bytes], settings: LlmSettings, limit: int
+) -> LeaseSemaphore:
+    """The semaphore every background LLM call of this model takes, in every worker process;
+    `limit` is the slot count (`server_info.slot_limit`)."""
+    return LeaseSemaphore(
+        client,
+        background_slots_key(settings),
+        limit,
+        settings.concurrency_lease_s,
+        settings.concurrency_wait_s,
+        settings.concurrency_poll_s,
+    )
 
 
 def interactive_slots_key(settings: LlmSettings) -> str:

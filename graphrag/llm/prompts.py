@@ -14,17 +14,16 @@ import re
 from functools import cache
 from pathlib import Path
 from string import Template
-from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from graphrag.errors import PromptRenderError, PromptTemplateError
+from graphrag.llm.messages import ChatMessage
 from graphrag.settings import project_root
 
 __all__ = [
     "DEFAULT_TEMPLATES_DIR",
-    "ChatMessage",
     "PromptFragment",
     "PromptTemplate",
     "RenderedPrompt",
@@ -34,15 +33,6 @@ __all__ = [
 
 DEFAULT_TEMPLATES_DIR = Path("prompt_templates")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
-
-
-class ChatMessage(BaseModel):
-    """One message of a chat completion request."""
-
-    model_config = ConfigDict(frozen=True)
-
-    role: Literal["system", "user", "assistant"]
-    content: str
 
 
 def _placeholders(text: str) -> set[str]:

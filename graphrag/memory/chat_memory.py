@@ -7,10 +7,9 @@ import uuid
 from sqlalchemy.orm import Session
 
 from graphrag.db.engine import session_scope
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.memory.compaction import compact_session
 from graphrag.memory.context import MemoryContext
-from graphrag.memory.context_budget import ContextMessage
 from graphrag.memory.core_memory import read_core, render_core_block
 from graphrag.memory.models import MemoryOwner
 from graphrag.memory.prompt_block import render_memory_block
@@ -50,14 +49,8 @@ class ChatMemory:
     ) -> tuple[str | None, list[ChatMessage]]:
         """The session compacted to the budget; a summary made here is stored once per session."""
         who = MemoryOwner(tenant_id=tenant_id, owner=owner)
-        messages = [ContextMessage(role=m.role, content=m.content) for m in history]
-        fitted = compact_session(self.ctx, who, session_id, messages).context
-        kept = [
-            ChatMessage(role=m.role, content=m.content)
-            for m in fitted.messages
-            if m.role in ("user", "assistant")
-        ]
-        return fitted.summary, kept
+        fitted = compact_session(self.ctx, who, session_id, history).context
+        return fitted.summary, [m for m in fitted.messages if m.role in ("user", "assistant")]
 
     def record_exchange(
         self,

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from graphrag.llm.messages import ChatMessage
 from graphrag.memory.context import MemoryContext
-from graphrag.memory.context_budget import BudgetedContext, ContextMessage, fit_context
+from graphrag.memory.context_budget import BudgetedContext, fit_context
 from graphrag.memory.models import FactKind, MemoryOwner, NewFact
 
 __all__ = ["CompactionResult", "compact_session", "summary_fact_id"]
@@ -42,7 +43,7 @@ def compact_session(
     ctx: MemoryContext,
     owner: MemoryOwner,
     session_id: uuid.UUID,
-    messages: Sequence[ContextMessage],
+    messages: Sequence[ChatMessage],
 ) -> CompactionResult:
     """Fit `messages` to the budget; a summary, if one was made, is stored as the session's one."""
     fitted = fit_context(messages, ctx.settings)

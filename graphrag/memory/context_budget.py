@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from graphrag.llm.messages import ChatMessage
 from graphrag.llm.tool_results import ToolResultCut, cut_text
 from graphrag.settings import MemorySettings
 
 __all__ = [
     "BudgetedContext",
-    "ContextMessage",
     "context_chars",
     "fit_context",
     "summarize_messages",
@@ -31,28 +30,12 @@ __all__ = [
 SUMMARY_HEADING = "Summary of the earlier conversation"
 
 
-class ContextMessage(BaseModel):
-    """A chat message in OpenAI format."""
-
-    model_config = ConfigDict(frozen=True)
-
-    role: Literal["system", "user", "assistant", "tool"]
-    content: str = ""
-    name: str | None = None
-    tool_call_id: str | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-
-    def to_openai(self) -> dict[str, Any]:
-        """The message as an OpenAI chat request carries it (unset fields left out)."""
-        return self.model_dump(exclude_none=True)
-
-
 class BudgetedContext(BaseModel):
     """The messages to send, and what was done to fit them."""
 
     model_config = ConfigDict(frozen=True)
 
-    messages: list[ContextMessage]
+    messages: list[ChatMessage]
     summary: str | None = None
     summarized_messages: int = 0
     truncated_tool_results: int = 0
@@ -60,12 +43,12 @@ class BudgetedContext(BaseModel):
     chars_after: int
 
 
-def _chars(message: ContextMessage) -> int:
-    calls = json.dumps(message.tool_calls) if message.tool_calls else ""
+def _chars(message: ChatMessage) -> int:
+    calls = json.dumps([c.wire() for c in message.tool_calls]) if message.tool_calls else ""
     return len(message.content) + len(calls)
 
 
-def context_chars(messages: Sequence[ContextMessage]) -> int:
+def context_chars(messages: Sequence[ChatMessage]) -> int:
     """Characters of content and tool calls of `messages`."""
     return sum(_chars(m) for m in messages)
 
@@ -74,15 +57,12 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
-def _actions(messages: Sequence[ContextMessage], settings: MemorySettings) -> list[str]:
+def _actions(messages: Sequence[ChatMessage], settings: MemorySettings) -> list[str]:
     actions: list[str] = []
     for message in messages:
         if message.role != "assistant":
             continue
-        for call in message.tool_calls or []:
-            function = call.get("function") or {}
-            args = str(function.get("arguments", ""))
-            actions.append(f"called {function.get('name', 'a tool')}({args})")
+        actions += [f"called {call.name}({call.arguments})" for call in message.tool_calls]
         line = _first_line(message.content)
         if line:
             actions.append(f"answered: {line}")
@@ -90,7 +70,7 @@ def _actions(messages: Sequence[ContextMessage], settings: MemorySettings) -> li
     return [cut_text(a, settings.summary_action_chars) for a in keep]
 
 
-def summarize_messages(messages: Sequence[ContextMessage], settings: MemorySettings) -> str:
+def summarize_messages(messages: Sequence[ChatMessage], settings: MemorySettings) -> str:
     """A deterministic summary of `messages`: the objective, the actions, the progress."""
     users = [m for m in messages if m.role == "user" and m.content.strip()]
     answers = [m for m in messages if m.role == "assistant" and m.content.strip()]
@@ -110,7 +90,7 @@ def summarize_messages(messages: Sequence[ContextMessage], settings: MemorySetti
     return "\n".join(lines)
 
 
-def _tail_start(messages: Sequence[ContextMessage], keep_last: int) -> int:
+def _tail_start(messages: Sequence[ChatMessage], keep_last: int) -> int:
     """Where the kept tail begins: `keep_last` from the end, moved back over tool results so
     each kept result keeps the assistant turn that called it."""
     start = max(len(messages) - keep_last, 0)
@@ -119,7 +99,7 @@ def _tail_start(messages: Sequence[ContextMessage], keep_last: int) -> int:
     return start
 
 
-def fit_context(messages: Sequence[ContextMessage], settings: MemorySettings) -> BudgetedContext:
+def fit_context(messages: Sequence[ChatMessage], settings: MemorySettings) -> BudgetedContext:
     """Fit `messages` to the budget of `settings` (see the module's rules)."""
     before = context_chars(messages)
     system_text = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
@@ -135,7 +115,7 @@ def fit_context(messages: Sequence[ContextMessage], settings: MemorySettings) ->
             folded = start
             dialogue = dialogue[start:]
     head = "\n\n".join(part for part in (system_text, summary) if part)
-    result = ([ContextMessage(role="system", content=head)] if head else []) + dialogue
+    result = ([ChatMessage(role="system", content=head)] if head else []) + dialogue
     return BudgetedContext(
         messages=result,
         summary=summary,

@@ -17,20 +17,18 @@ __all__ = ["queue_idle_closes", "sessions_due_for_close"]
 
 
 def sessions_due_for_close(
-    sessions: sessionmaker[Session], settings: MemorySettings, clock: Clock = system_clock
+    db: Session, settings: MemorySettings, clock: Clock = system_clock
 ) -> list[tuple[MemoryOwner, uuid.UUID]]:
     """Up to `sweep_batch` idle, not yet closed sessions, the longest idle first."""
     cutoff = datetime_from_ms(clock() - settings.idle_close_s * MS_PER_S)
-    with session_scope(sessions) as db:
-        return idle_sessions(db, cutoff, settings.sweep_batch)
+    return idle_sessions(db, cutoff, settings.sweep_batch)
 
 
 def queue_idle_closes(
     sessions: sessionmaker[Session], settings: MemorySettings, clock: Clock = system_clock
 ) -> int:
     """Write a close task to the outbox for each session due; how many were due."""
-    cutoff = datetime_from_ms(clock() - settings.idle_close_s * MS_PER_S)
     with session_scope(sessions) as db:
-        due = idle_sessions(db, cutoff, settings.sweep_batch)
+        due = sessions_due_for_close(db, settings, clock)
         enqueue(db, *(close_memory_session(o.tenant_id, o.owner, s) for o, s in due))
     return len(due)

@@ -23,7 +23,7 @@ from graphrag.graph.neo4j_client import connect_driver
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.kb.chunking import ChunkingConfig
 from graphrag.kb.schemas import IndexingStrategy, KnowledgeBaseCreate
-from graphrag.llm.concurrency import LeaseSemaphore
+from graphrag.llm.concurrency import background_limiter
 from graphrag.llm.server_info import slot_limit
 from graphrag.settings import Settings
 from tests.e2e.test_graph_build import document_text, graph_kb, script_extractions
@@ -146,7 +146,6 @@ def _slots_held_then_freed(
     fresh_scripted_llm: ScriptedLlmServer,
 ) -> None:
     from workers.celery_app import create_celery
-    from workers.scope import llm_slots_key
 
     env = {**env, "LLM_CONCURRENCY_WAIT_S": "0.5"}
     celery = create_celery(own)
@@ -158,13 +157,7 @@ def _slots_held_then_freed(
     driver = connect_driver(own.neo4j)
     ctx = core_context(own, session_factory, Neo4jGraphStore(driver, own.neo4j))
     limit = slot_limit(own.llm)  # what the worker reads too (the fallback: no /props here)
-    slots = LeaseSemaphore(
-        redis.Redis.from_url(own.redis.url),
-        llm_slots_key(own),
-        limit,
-        own.llm.concurrency_lease_s,
-        own.llm.concurrency_wait_s,
-    )
+    slots = background_limiter(redis.Redis.from_url(own.redis.url), own.llm, limit)
     tokens = [f"test-{i}" for i in range(limit)]
     assert all(slots.try_acquire(token) for token in tokens)
 

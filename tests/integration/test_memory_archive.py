@@ -19,9 +19,9 @@ from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.kb.schemas import KnowledgeBaseCreate
 from graphrag.kb.service import create_kb
+from graphrag.llm.messages import ChatMessage
 from graphrag.memory.compaction import compact_session, summary_fact_id
 from graphrag.memory.context import MemoryContext
-from graphrag.memory.context_budget import ContextMessage
 from graphrag.memory.dedup import filter_duplicates
 from graphrag.memory.facts_service import add_fact, search
 from graphrag.memory.models import FactKind, MemoryOwner, NewFact
@@ -142,11 +142,11 @@ def test_owners_never_see_each_other_even_when_the_pool_is_crowded(
         assert hits[0].similarity == pytest.approx(1.0, abs=1e-3)
 
 
-def _turns(count: int, body: int) -> list[ContextMessage]:
-    messages = [ContextMessage(role="system", content="You help with the migration.")]
+def _turns(count: int, body: int) -> list[ChatMessage]:
+    messages = [ChatMessage(role="system", content="You help with the migration.")]
     for i in range(count):
-        messages.append(ContextMessage(role="user", content=f"Step {i}: " + "u" * body))
-        messages.append(ContextMessage(role="assistant", content=f"Done {i}. " + "a" * body))
+        messages.append(ChatMessage(role="user", content=f"Step {i}: " + "u" * body))
+        messages.append(ChatMessage(role="assistant", content=f"Done {i}. " + "a" * body))
     return messages
 
 

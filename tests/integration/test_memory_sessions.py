@@ -257,8 +257,8 @@ def test_idle_sessions_are_due_after_the_timeout_only(
     idle = ctx.settings.idle_close_s
 
     def due() -> bool:
-        found = sessions_due_for_close(ctx.sessions, ctx.settings, clock)
-        return (owner, session_id) in found
+        with session_scope(ctx.sessions) as db:
+            return (owner, session_id) in sessions_due_for_close(db, ctx.settings, clock)
 
     clock.advance(seconds=idle - 1)
     assert not due()

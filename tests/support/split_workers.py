@@ -13,12 +13,12 @@ from neo4j import Driver
 
 from graphrag.graph.factory import build_graph_store
 from graphrag.ingest.context import IngestContext
+from graphrag.llm.concurrency import background_slots_key
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.isolated_worker import core_context, on_own_queues, on_redis_db, own_database
 from tests.support.services import data_dir
 from tests.support.worker import WorkerProcess
-from workers.scope import llm_slots_key
 
 __all__ = ["SPLIT_REDIS_DB", "free_port", "split_workers"]
 
@@ -58,7 +58,7 @@ def split_workers(
         celery = create_celery(own_settings)
         celery.control.purge()
         # Leases left by an interrupted earlier run would hold slots until they expire.
-        redis.Redis.from_url(own_settings.redis.url).delete(llm_slots_key(own_settings))
+        redis.Redis.from_url(own_settings.redis.url).delete(background_slots_key(own_settings.llm))
         ctx = core_context(own_settings, sessions, build_graph_store(own_settings, neo4j_driver))
         logs = data_dir() / "test-logs"
         port = free_port()

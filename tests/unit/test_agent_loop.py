@@ -17,7 +17,8 @@ from graphrag.chat.agent_tools import KnowledgeSearchArgs, Toolbox, ToolResult
 from graphrag.chat.schemas import ChatRequest
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.graph.store import DisabledGraphStore
-from graphrag.llm.client import AgentMessage, LlmClient, ToolReply, WireToolCall
+from graphrag.llm.client import LlmClient, ToolReply
+from graphrag.llm.messages import ChatMessage, WireToolCall
 from graphrag.llm.prompts import load_prompt
 from graphrag.llm.tool_results import ToolResultCut
 from graphrag.search.models import KbScope, MatchType, SearchHit
@@ -54,10 +55,10 @@ class FakeLlm:
 
     def __init__(self, replies: list[ToolReply]) -> None:
         self.replies = list(replies)
-        self.calls: list[tuple[list[AgentMessage], list[str]]] = []
+        self.calls: list[tuple[list[ChatMessage], list[str]]] = []
 
     def complete_tools(
-        self, messages: list[AgentMessage], tools: list[dict[str, Any]], max_tokens: int
+        self, messages: list[ChatMessage], tools: list[dict[str, Any]], max_tokens: int
     ) -> ToolReply:
         self.calls.append((messages, [t["function"]["name"] for t in tools]))
         return self.replies.pop(0) if self.replies else ToolReply(content="", finish_reason="stop")

@@ -34,7 +34,7 @@ from graphrag.errors import (
 )
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.llm.client import LlmClient, LlmReply
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.settings import get_settings
 
 pytestmark = pytest.mark.unit

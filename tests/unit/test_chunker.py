@@ -8,7 +8,7 @@ import random
 import pytest
 from pydantic import ValidationError
 
-from graphrag.ingest.chunker import chunk_document, chunking_from_settings, split_text
+from graphrag.ingest.chunker import chunk_document, split_text
 from graphrag.ingest.models import (
     ChunkType,
     FileType,
@@ -17,7 +17,7 @@ from graphrag.ingest.models import (
     ParsedDocument,
     ParsedPage,
 )
-from graphrag.kb.chunking import ChunkingConfig
+from graphrag.kb.chunking import ChunkingConfig, default_chunking
 from graphrag.settings import get_settings
 
 pytestmark = pytest.mark.unit
@@ -128,14 +128,11 @@ def test_config_validation() -> None:
         ChunkingConfig(chunk_size=0, chunk_overlap=0, separators=[" "])
 
 
-def test_knowledge_base_values_override_settings() -> None:
+def test_a_base_without_its_own_chunking_takes_the_settings() -> None:
     ingest = get_settings().ingest
-    default = chunking_from_settings(ingest)
-    assert default.chunk_size == ingest.chunk_size
+    default = default_chunking(ingest)
+    assert (default.chunk_size, default.chunk_overlap) == (ingest.chunk_size, ingest.chunk_overlap)
     assert default.separators == ingest.separators
-    custom = chunking_from_settings(ingest, {"chunk_size": 900, "chunk_overlap": 50})
-    assert (custom.chunk_size, custom.chunk_overlap) == (900, 50)
-    assert custom.separators == ingest.separators
 
 
 def _document() -> ParsedDocument:

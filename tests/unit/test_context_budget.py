@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from graphrag.llm.messages import ChatMessage, WireToolCall
 from graphrag.llm.tool_results import ToolResultCut
 from graphrag.memory.context_budget import (
-    ContextMessage,
     context_chars,
     fit_context,
     summarize_messages,
@@ -29,22 +29,18 @@ def small(memory: MemorySettings) -> MemorySettings:
     )
 
 
-def _call(call_id: str, name: str) -> dict[str, object]:
-    return {
-        "id": call_id,
-        "type": "function",
-        "function": {"name": name, "arguments": '{"path": "notes.md"}'},
-    }
+def _call(call_id: str, name: str) -> WireToolCall:
+    return WireToolCall(id=call_id, name=name, arguments='{"path": "notes.md"}')
 
 
-def _conversation(turns: int, body: int) -> list[ContextMessage]:
-    messages = [ContextMessage(role="system", content="You are a careful assistant.")]
+def _conversation(turns: int, body: int) -> list[ChatMessage]:
+    messages = [ChatMessage(role="system", content="You are a careful assistant.")]
     for i in range(turns):
         messages += [
-            ContextMessage(role="user", content=f"Question {i}: " + "q" * body),
-            ContextMessage(role="assistant", content="", tool_calls=[_call(f"c{i}", "read_file")]),
-            ContextMessage(role="tool", content="r" * body, tool_call_id=f"c{i}", name="read_file"),
-            ContextMessage(role="assistant", content=f"Answer {i}\nmore detail " + "a" * body),
+            ChatMessage(role="user", content=f"Question {i}: " + "q" * body),
+            ChatMessage(role="assistant", content="", tool_calls=[_call(f"c{i}", "read_file")]),
+            ChatMessage(role="tool", content="r" * body, tool_call_id=f"c{i}"),
+            ChatMessage(role="assistant", content=f"Answer {i}\nmore detail " + "a" * body),
         ]
     return messages
 
@@ -109,7 +105,7 @@ def test_tail_never_starts_with_an_orphan_tool_result(small: MemorySettings) -> 
     fitted = fit_context(messages, small)
     tail = fitted.messages[1:]
     assert tail[0].role == "assistant" and tail[0].tool_calls
-    assert tail[1].tool_call_id == tail[0].tool_calls[0]["id"]
+    assert tail[1].tool_call_id == tail[0].tool_calls[0].id
     assert tail[-6:] == messages[-6:]
 
 
@@ -118,17 +114,3 @@ def test_summary_caps_actions(memory: MemorySettings) -> None:
     capped = memory.model_copy(update={"summary_max_actions": 3})
     summary = summarize_messages(messages, capped)
     assert summary.count("\n- ") == 3
-
-
-def test_openai_shape_leaves_unset_fields_out() -> None:
-    tool = ContextMessage(role="tool", content="ok", tool_call_id="c1", name="read_file")
-    assert tool.to_openai() == {
-        "role": "tool",
-        "content": "ok",
-        "tool_call_id": "c1",
-        "name": "read_file",
-    }
-    assert ContextMessage(role="user", content="hi").to_openai() == {
-        "role": "user",
-        "content": "hi",
-    }

@@ -7,7 +7,7 @@ from uuid import UUID
 
 import pytest
 
-from graphrag.graph.labels import entity_label, namespace_labels
+from graphrag.graph.labels import entity_label
 
 pytestmark = pytest.mark.unit
 
@@ -56,12 +56,3 @@ def test_anything_else_is_refused(raw: str) -> None:
 def test_labels_only_ever_hold_safe_characters() -> None:
     assert SAFE_LABEL.fullmatch(entity_label(UUID(int=0)))
     assert SAFE_LABEL.fullmatch(entity_label(DOC))
-
-
-def test_namespace_labels_are_kb_then_document() -> None:
-    assert namespace_labels(KB, UUID(DOC)) == [KB_LABEL, "ENTITY" + DOC.replace("-", "_")]
-
-
-def test_namespace_labels_refuse_a_bad_document_id() -> None:
-    with pytest.raises(ValueError):
-        namespace_labels(KB, "x`) DETACH DELETE n //")

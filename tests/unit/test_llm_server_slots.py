@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from graphrag.llm.client import LlmClient
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.llm.server_info import read_server_info, server_root, slot_limit
 from graphrag.metrics import llm_metrics
 from graphrag.settings import LlmSettings, get_settings

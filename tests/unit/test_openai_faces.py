@@ -14,7 +14,7 @@ from graphrag.chat.turn import ChatTurn
 from graphrag.errors import InvalidInputError
 from graphrag.faces.openai_chat import conversation, usage_of
 from graphrag.faces.openai_schemas import CompletionRequest, openai_error_type
-from graphrag.llm.prompts import ChatMessage
+from graphrag.llm.messages import ChatMessage
 from graphrag.settings import FacesSettings, get_settings
 
 pytestmark = pytest.mark.unit

@@ -14,9 +14,10 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from graphrag.errors import CorruptFileError, EmptyFileError, EncryptedFileError
-from graphrag.ingest.chunker import chunk_document, chunking_from_settings
+from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.models import ChunkType, FileType, ImageSource, ParsedDocument
 from graphrag.ingest.parsing import parse_file
+from graphrag.kb.chunking import default_chunking
 from graphrag.settings import IngestSettings, get_settings
 
 pytestmark = pytest.mark.unit
@@ -117,7 +118,7 @@ def test_text_pdf_keeps_pages_order_and_offsets(ingest: IngestSettings) -> None:
     assert "Alpha page opens the report." in parsed.pages[0].text
     assert "Beta page" in parsed.pages[1].text
     assert not any(page.scanned or page.images for page in parsed.pages)
-    chunks = chunk_document(parsed, chunking_from_settings(ingest))
+    chunks = chunk_document(parsed, default_chunking(ingest))
     assert [(c.seq, c.page, c.chunk_type) for c in chunks] == [
         (0, 1, ChunkType.TEXT),
         (1, 2, ChunkType.TEXT),
@@ -138,7 +139,7 @@ def test_scanned_pdf_is_ocrd_into_a_sub_chunk(
     assert "harbour" in _ocr_words(page.images[0].ocr_text)
     assert scanned_pdf.stats.scanned_pages == [1]
     assert scanned_pdf.stats.empty_pages == []
-    chunks = chunk_document(scanned_pdf, chunking_from_settings(ingest))
+    chunks = chunk_document(scanned_pdf, default_chunking(ingest))
     assert [(c.seq, c.chunk_type, c.page, c.parent_seq) for c in chunks] == [
         (0, ChunkType.TEXT, 1, None),
         (1, ChunkType.IMAGE_OCR, 1, 0),
@@ -160,7 +161,7 @@ def test_mixed_pdf_pages_and_parents(mixed_pdf: ParsedDocument, ingest: IngestSe
     assert mixed_pdf.stats.scanned_pages == [2, 3]
     assert mixed_pdf.stats.empty_pages == [3]
 
-    chunks = chunk_document(mixed_pdf, chunking_from_settings(ingest))
+    chunks = chunk_document(mixed_pdf, default_chunking(ingest))
     assert [c.seq for c in chunks] == list(range(len(chunks)))
     shape = [(c.page, c.chunk_type, c.parent_seq) for c in chunks]
     assert shape == [
@@ -224,7 +225,7 @@ def test_png_is_ocrd_and_captioned_when_a_captioner_is_set(ingest: IngestSetting
     page = parsed.pages[0]
     assert (page.number, page.scanned) == (1, True)
     assert "mountain river" in _ocr_words(page.images[0].ocr_text)
-    chunks = chunk_document(parsed, chunking_from_settings(ingest))
+    chunks = chunk_document(parsed, default_chunking(ingest))
     assert [(c.chunk_type, c.parent_seq, c.page) for c in chunks] == [
         (ChunkType.TEXT, None, 1),
         (ChunkType.IMAGE_OCR, 0, 1),
@@ -317,7 +318,7 @@ def test_markdown_image_link_stays_a_text_chunk(ingest: IngestSettings, tmp_path
     path = tmp_path / "notes.md"
     path.write_text("# Notes\n\n![architecture](img/arch.png)\n", encoding="utf-8")
     parsed = parse_file(path, FileType.MARKDOWN, ingest)
-    config = chunking_from_settings(ingest, {"chunk_size": 30, "chunk_overlap": 0})
+    config = default_chunking(ingest).model_copy(update={"chunk_size": 30, "chunk_overlap": 0})
     chunks = chunk_document(parsed, config)
     assert [(c.chunk_type, c.content) for c in chunks] == [
         (ChunkType.TEXT, "# Notes"),

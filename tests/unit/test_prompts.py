@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from graphrag.errors import GraphragError, PromptRenderError, PromptTemplateError
-from graphrag.llm.prompts import ChatMessage, load_prompt, templates_dir
+from graphrag.llm.messages import ChatMessage
+from graphrag.llm.prompts import load_prompt, templates_dir
 from graphrag.settings import get_settings, project_root
 
 pytestmark = pytest.mark.unit

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from graphrag.chat.tool_calls import CallSource, InvalidToolCall, ToolCall, parse_reply
-from graphrag.llm.client import WireToolCall
+from graphrag.llm.messages import WireToolCall
 
 pytestmark = pytest.mark.unit
 
