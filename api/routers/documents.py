@@ -16,9 +16,8 @@ from api.deps import (
     StorageDep,
     TenantDep,
 )
-from api.dispatch import commit_with_task
+from api.dispatch import commit_and_kick
 from api.uploads import read_capped
-from graphrag.db import outbox
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.pages import Page
@@ -43,8 +42,9 @@ router = APIRouter(prefix="/api/v1", tags=["documents"])
 Pages = Annotated[PageParams, Depends()]
 
 
-def _enqueue_new(session: SessionDep, relay: RelayLoop, doc: KnowledgePublic) -> KnowledgePublic:
-    commit_with_task(session, relay, outbox.process_document(doc.id, doc.attempt))
+def _queued(session: SessionDep, relay: RelayLoop, doc: KnowledgePublic) -> KnowledgePublic:
+    """The new document, committed with its processing task, which the relay sends now."""
+    commit_and_kick(session, relay)
     return doc
 
 
@@ -71,7 +71,7 @@ def upload_file(
         source=KnowledgeSource.FILE,
     )
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-    return _enqueue_new(session, relay, doc)
+    return _queued(session, relay, doc)
 
 
 def _batch_item(
@@ -97,7 +97,7 @@ def _batch_item(
         error = ItemError(code=exc.code, message=exc.message, details=exc.details)
         return BatchItem(file_name=name, status=exc.http_status, error=error)
     return BatchItem(
-        file_name=name, status=status.HTTP_202_ACCEPTED, knowledge=_enqueue_new(session, relay, doc)
+        file_name=name, status=status.HTTP_202_ACCEPTED, knowledge=_queued(session, relay, doc)
     )
 
 
@@ -142,7 +142,7 @@ def import_url(
     new = fetch_url(str(body.url), settings.ingest, settings.max_file_size_bytes)
     with session_scope(state.sessions) as session:
         doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-        return _enqueue_new(session, relay, doc)
+        return _queued(session, relay, doc)
 
 
 @router.post("/knowledge-bases/{kb_id}/knowledge/text", status_code=status.HTTP_202_ACCEPTED)
@@ -158,7 +158,7 @@ def add_text(
     """Add raw text (Markdown) as a document."""
     new = documents.text_import_document(settings, body)
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-    return _enqueue_new(session, relay, doc)
+    return _queued(session, relay, doc)
 
 
 @router.get("/knowledge-bases/{kb_id}/knowledge")
@@ -215,8 +215,8 @@ def reparse(
     knowledge_id: uuid.UUID, session: SessionDep, relay: RelayDep, tenant: TenantDep
 ) -> KnowledgePublic:
     """Parse again from the stored original, as a new attempt (its old graph is removed first)."""
-    doc_id, attempt = documents.request_reparse(session, tenant, knowledge_id)
-    commit_with_task(session, relay, outbox.process_document(doc_id, attempt))
+    doc_id, _ = documents.request_reparse(session, tenant, knowledge_id)
+    commit_and_kick(session, relay)
     return documents.get_document(session, tenant, doc_id)
 
 
@@ -232,5 +232,5 @@ def delete_document(
 ) -> dict[str, str]:
     """Hide the document at once; its graph, chunks and file are purged in the background."""
     doc_id = documents.request_delete(session, tenant, knowledge_id)
-    commit_with_task(session, relay, outbox.delete_document(doc_id))
+    commit_and_kick(session, relay)
     return {"id": str(doc_id), "status": "deleting"}
