@@ -42,8 +42,9 @@ router = APIRouter(prefix="/api/v1", tags=["documents"])
 Pages = Annotated[PageParams, Depends()]
 
 
-def _queued(session: SessionDep, relay: RelayLoop, doc: KnowledgePublic) -> KnowledgePublic:
-    """The new document, committed with its processing task, which the relay sends now."""
+def _enqueue_new(session: SessionDep, relay: RelayLoop, doc: KnowledgePublic) -> KnowledgePublic:
+    """The new document, committed with the processing task `add_document` wrote, which the
+    relay sends now."""
     commit_and_kick(session, relay)
     return doc
 
@@ -71,7 +72,7 @@ def upload_file(
         source=KnowledgeSource.FILE,
     )
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-    return _queued(session, relay, doc)
+    return _enqueue_new(session, relay, doc)
 
 
 def _batch_item(
@@ -97,7 +98,7 @@ def _batch_item(
         error = ItemError(code=exc.code, message=exc.message, details=exc.details)
         return BatchItem(file_name=name, status=exc.http_status, error=error)
     return BatchItem(
-        file_name=name, status=status.HTTP_202_ACCEPTED, knowledge=_queued(session, relay, doc)
+        file_name=name, status=status.HTTP_202_ACCEPTED, knowledge=_enqueue_new(session, relay, doc)
     )
 
 
@@ -142,7 +143,7 @@ def import_url(
     new = fetch_url(str(body.url), settings.ingest, settings.max_file_size_bytes)
     with session_scope(state.sessions) as session:
         doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-        return _queued(session, relay, doc)
+        return _enqueue_new(session, relay, doc)
 
 
 @router.post("/knowledge-bases/{kb_id}/knowledge/text", status_code=status.HTTP_202_ACCEPTED)
@@ -158,7 +159,7 @@ def add_text(
     """Add raw text (Markdown) as a document."""
     new = documents.text_import_document(settings, body)
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-    return _queued(session, relay, doc)
+    return _enqueue_new(session, relay, doc)
 
 
 @router.get("/knowledge-bases/{kb_id}/knowledge")

@@ -128,8 +128,8 @@ def _end_task_alone(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -
 def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | None:
     """Take the attempt and count this run, committed before any work: a run that dies with its
     worker leaves its count behind (every other end takes it back), and a document whose runs
-    keep dying, whatever its attempts, is failed here. The
-    task's row is renewed with the claim, or deleted when there is nothing to do."""
+    keep dying, whatever its attempts, is failed here. The task's row is renewed with the
+    claim, or deleted when there is nothing to do."""
     with session_scope(ctx.sessions) as session:
         job = _take(ctx, session, knowledge_id, attempt)
         if job is None:

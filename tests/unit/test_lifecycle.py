@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 LIFECYCLE = ROOT / "graphrag" / "db" / "lifecycle.py"
-SCANNED = ("graphrag", "api", "workers")
+SCANNED = ("graphrag", "api", "workers", "cli")  # the core and the packages on top of it
 
 P = ParseStatus
 WORKING = frozenset({P.PENDING, P.PROCESSING, P.FINALIZING})
