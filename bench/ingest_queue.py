@@ -3,7 +3,8 @@
 Both sides add the same files into a fresh database (each into a knowledge base of its own, so
 neither sees the other's files as duplicates): the queue side with
 `graphrag.ingest.batch.submit_files` (outbox rows the worker's relay sends), the inline side with
-the same `add_document` followed by `process_document` in this thread, no outbox row written.
+the same `add_document` followed by `process_document` in this thread, the outbox row the add
+writes taken back in its transaction (the worker's relay must not send it as well).
 The database, the stored files and the queue's Redis database are the benchmark's own and are
 cleaned up at the end.
 """
@@ -26,6 +27,8 @@ from bench.sample_text import paragraphs
 from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.migrate import upgrade_to_head
+from graphrag.db.outbox import end_own_task
+from graphrag.db.outbox import process_document as process_request
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.ingest.batch import ensure_kb_by_name, poll_states, submit_files
 from graphrag.ingest.context import IngestContext
@@ -75,6 +78,7 @@ class InlineSubmitter:
             with session_scope(self.ctx.sessions) as session:
                 tenant = ensure_tenant(session, self.ctx.settings.api.default_tenant)
                 doc = add_document(session, self.ctx.settings, self.ctx.storage, tenant, kb_id, new)
+                end_own_task(session, process_request(doc.id, doc.attempt))
             process_document(self.ctx, doc.id, doc.attempt)
             ids.append(doc.id)
         return ids

@@ -20,10 +20,9 @@ from api.deps import (
     StorageDep,
     TenantDep,
 )
-from api.dispatch import commit_with_task
+from api.dispatch import commit_and_kick
 from api.state import AppState
 from api.uploads import read_capped
-from graphrag.db import outbox
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.pages import Page
@@ -49,7 +48,9 @@ Pages = Annotated[PageParams, Depends()]
 
 
 def _enqueue_new(session: SessionDep, relay: RelayLoop, doc: KnowledgePublic) -> KnowledgePublic:
-    commit_with_task(session, relay, outbox.process_document(doc.id, doc.attempt))
+    """The new document, committed with the processing task `add_document` wrote, which the
+    relay sends now."""
+    commit_and_kick(session, relay)
     return doc
 
 
@@ -233,8 +234,8 @@ def reparse(
     knowledge_id: uuid.UUID, session: SessionDep, relay: RelayDep, tenant: TenantDep
 ) -> KnowledgePublic:
     """Parse again from the stored original, as a new attempt (its old graph is removed first)."""
-    doc_id, attempt = documents.request_reparse(session, tenant, knowledge_id)
-    commit_with_task(session, relay, outbox.process_document(doc_id, attempt))
+    doc_id, _ = documents.request_reparse(session, tenant, knowledge_id)
+    commit_and_kick(session, relay)
     return documents.get_document(session, tenant, doc_id)
 
 
@@ -250,5 +251,5 @@ def delete_document(
 ) -> dict[str, str]:
     """Hide the document at once; its graph, chunks and file are purged in the background."""
     doc_id = documents.request_delete(session, tenant, knowledge_id)
-    commit_with_task(session, relay, outbox.delete_document(doc_id))
+    commit_and_kick(session, relay)
     return {"id": str(doc_id), "status": "deleting"}

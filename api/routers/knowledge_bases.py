@@ -7,8 +7,7 @@ import uuid
 from fastapi import APIRouter, status
 
 from api.deps import GraphStoreDep, RelayDep, SessionDep, SettingsDep, TenantDep
-from api.dispatch import commit_with_task
-from graphrag.db import outbox
+from api.dispatch import commit_and_kick
 from graphrag.ingest import graph_switch
 from graphrag.kb import service
 from graphrag.kb.schemas import KnowledgeBaseCreate, KnowledgeBasePublic, KnowledgeBaseUpdate
@@ -59,8 +58,7 @@ def update_knowledge_base(
     """
     outcome = graph_switch.update_base(session, settings, graph, tenant, kb_id, body)
     if outcome.tasks_queued:
-        session.commit()
-        relay.kick()
+        commit_and_kick(session, relay)
     return outcome.base
 
 
@@ -70,5 +68,5 @@ def delete_knowledge_base(
 ) -> dict[str, str]:
     """Hide the base at once; its graph, documents, chunks and files are purged afterwards."""
     deleted = service.request_kb_delete(session, tenant, kb_id)
-    commit_with_task(session, relay, outbox.delete_knowledge_base(deleted))
+    commit_and_kick(session, relay)
     return {"id": str(deleted), "status": "deleting"}

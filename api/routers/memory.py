@@ -17,13 +17,13 @@ from api.deps import (
     SettingsDep,
     TenantDep,
 )
-from api.dispatch import commit_with_task
+from api.dispatch import commit_and_kick
 from graphrag.auth.models import Principal
-from graphrag.db import outbox
 from graphrag.db.pages import Page
 from graphrag.errors import ArchivalMemoryDisabledError, InvalidInputError, NotFoundError
 from graphrag.memory import core_memory, facts_service
 from graphrag.memory.context import ARCHIVAL_OFF, MemoryContext
+from graphrag.memory.idle_sweep import request_close
 from graphrag.memory.models import (
     EntityNeighbourhood,
     MemoryFact,
@@ -218,8 +218,8 @@ def close_session(
             )
     if not settings.neo4j.enable:
         raise ArchivalMemoryDisabledError(ARCHIVAL_OFF)
-    task = outbox.close_memory_session(who.tenant_id, who.owner, session_id)
-    commit_with_task(session, relay, task)
+    request_close(session, who, session_id)
+    commit_and_kick(session, relay)
     return SessionCloseQueued(session_id=session_id, owner=who.owner)
 
 

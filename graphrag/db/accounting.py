@@ -3,7 +3,7 @@
 A chunk task adds what it spent once, in the transaction that ends it (its settlement, or the
 note of its retry), so the document row is updated once per task. Each addition names the
 attempt, so the work of a superseded attempt is not counted against the new one;
-`reset_accounting` starts a new attempt from zero.
+a new attempt starts from zero (`COST_RESET`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.models import Knowledge, core_table
 
-__all__ = ["COST_INCREMENTS", "ChunkCost", "add_cost", "cost_params", "reset_accounting"]
+__all__ = ["COST_INCREMENTS", "COST_RESET", "ChunkCost", "add_cost", "cost_params"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,16 @@ COST_INCREMENTS: dict[str, Any] = {
     + bindparam("p_completion_tokens", type_=BigInteger),
     "llm_seconds": _K.llm_seconds + bindparam("p_llm_seconds", type_=Float),
     "graph_retries": _K.graph_retries + bindparam("p_retries", type_=Integer),
+}
+
+# The same columns at zero, for a new attempt.
+COST_RESET: dict[str, int | float] = {
+    "graph_seconds": 0.0,
+    "llm_calls": 0,
+    "llm_prompt_tokens": 0,
+    "llm_completion_tokens": 0,
+    "llm_seconds": 0.0,
+    "graph_retries": 0,
 }
 
 _ADD_COST = (
@@ -78,10 +88,3 @@ def add_cost(
     """Add one chunk task's cost on its own (a task that ends without settling its chunk)."""
     params = {"p_id": knowledge_id, "p_attempt": attempt, **cost_params(cost, retry=retry)}
     session.execute(_ADD_COST, params)
-
-
-def reset_accounting(doc: Knowledge) -> None:
-    """Zero the counters of a document whose new attempt starts."""
-    doc.llm_calls = doc.graph_retries = 0
-    doc.llm_prompt_tokens = doc.llm_completion_tokens = 0
-    doc.llm_seconds = doc.graph_seconds = 0.0

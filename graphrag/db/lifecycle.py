@@ -1,111 +1,372 @@
 """The document status machine and its counters, each transition one guarded UPDATE.
 
 pending -> processing -> finalizing -> completed, or failed / cancelled / deleting.
-A transition names the attempt it belongs to, so the work of a superseded attempt changes nothing.
+`TRANSITIONS` declares every change of `knowledge.parse_status`: the statuses it leaves and the
+one it reaches. Each is one statement built once on the table from its row of the table, guarded
+by the attempt it belongs to, so the work of a superseded attempt changes nothing. No other
+module writes the status (`tests/unit/test_lifecycle.py` checks both). A transition that calls
+for work writes its tasks into the outbox in the same transaction: a document is never pending
+(or finalizing, or deleting) without the task that moves it on.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Integer, bindparam, case, exists, func, select, update
+from sqlalchemy import Integer, bindparam, case, exists, func, insert, select, tuple_, update
+from sqlalchemy.engine import CursorResult, Row
 from sqlalchemy.orm import Session
+from sqlalchemy.sql import ColumnElement, Executable
+from sqlalchemy.sql.dml import Update, UpdateBase
 
-from graphrag.db.accounting import COST_INCREMENTS, ChunkCost, cost_params
-from graphrag.db.enums import GraphStatus, KnowledgeBaseStatus, ParseStatus, Stage, StageStatus
-from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
+from graphrag.db.accounting import COST_INCREMENTS, COST_RESET, ChunkCost, cost_params
+from graphrag.db.enums import GraphStatus, ParseStatus, Stage
+from graphrag.db.live_attempt import SETTLED_RUN, merged_progress
+from graphrag.db.models import Chunk, Knowledge, core_table
+from graphrag.db.outbox import delete_document, enqueue, extract_chunk, process_document
 
 __all__ = [
+    "STATEMENTS",
+    "TRANSITIONS",
+    "Rule",
+    "Transition",
+    "cancel",
+    "claimable_attempt",
+    "fail_poisoned",
     "finish_chunk_subtask",
-    "hold_live",
+    "give_up",
+    "insert_pending",
+    "mark_base_deleting",
+    "mark_deleting",
     "mark_failed",
-    "set_stage",
+    "settle_indexing",
+    "start_graph",
+    "start_new_attempt",
+    "start_processing",
+    "stop_graph",
 ]
 
 
+class Transition(StrEnum):
+    """The named changes of a document's status."""
+
+    ADD = "add"  # a new document
+    CLAIM = "claim"  # a run of `document.process` takes the attempt
+    POISONED = "poisoned"  # too many runs died with their worker
+    QUEUE_GRAPH = "queue_graph"  # indexed, its chunks' graph tasks written
+    INDEXED = "indexed"  # indexed, nothing for the graph
+    FAIL = "fail"  # the attempt ended in an error
+    GIVE_UP = "give_up"  # stuck past the reconciler's re-enqueue budget
+    GRAPH_DONE = "graph_done"  # the last chunk task settled
+    GRAPH_ON = "graph_on"  # the base's graph switched on: a completed document's graph is built
+    GRAPH_OFF = "graph_off"  # the base's graph switched off: the extraction owed stops
+    REPARSE = "reparse"  # a new attempt
+    CANCEL = "cancel"
+    DELETE = "delete"
+    DELETE_BASE = "delete_base"  # the document's base is deleted
+
+
+class Rule(NamedTuple):
+    """The statuses a transition may leave, and the one it reaches."""
+
+    sources: frozenset[ParseStatus]
+    target: ParseStatus
+
+
+_WORKING = ParseStatus.working()
+_LIVE = frozenset(ParseStatus) - {ParseStatus.DELETING}
+# A document a run of `document.process` may still take (a second delivery of a run in progress).
+_CLAIMABLE = frozenset({ParseStatus.PENDING, ParseStatus.PROCESSING})
+
+TRANSITIONS: Mapping[Transition, Rule] = MappingProxyType(
+    {
+        Transition.ADD: Rule(frozenset(), ParseStatus.PENDING),
+        Transition.CLAIM: Rule(_CLAIMABLE, ParseStatus.PROCESSING),
+        Transition.POISONED: Rule(_CLAIMABLE, ParseStatus.FAILED),
+        Transition.QUEUE_GRAPH: Rule(_CLAIMABLE, ParseStatus.FINALIZING),
+        Transition.INDEXED: Rule(_CLAIMABLE, ParseStatus.COMPLETED),
+        Transition.FAIL: Rule(_WORKING, ParseStatus.FAILED),
+        Transition.GIVE_UP: Rule(_WORKING, ParseStatus.FAILED),
+        Transition.GRAPH_DONE: Rule(frozenset({ParseStatus.FINALIZING}), ParseStatus.COMPLETED),
+        Transition.GRAPH_ON: Rule(frozenset({ParseStatus.COMPLETED}), ParseStatus.FINALIZING),
+        Transition.GRAPH_OFF: Rule(frozenset({ParseStatus.FINALIZING}), ParseStatus.COMPLETED),
+        Transition.REPARSE: Rule(_LIVE, ParseStatus.PENDING),
+        Transition.CANCEL: Rule(_WORKING, ParseStatus.CANCELLED),
+        Transition.DELETE: Rule(_LIVE, ParseStatus.DELETING),
+        Transition.DELETE_BASE: Rule(_LIVE, ParseStatus.DELETING),
+    }
+)
+
 _KNOWLEDGE, _CHUNK = core_table(Knowledge), core_table(Chunk)
-_BASES = core_table(KnowledgeBase)
-_K, _C, _B = _KNOWLEDGE.c, _CHUNK.c, _BASES.c
+_K, _C = _KNOWLEDGE.c, _CHUNK.c
 
-# Statements of the graph task's hot path, built once with bound parameters (see
-# `db.accounting`). The base and the live document, key-share locked in that order (the order
-# of the OF list) by one statement.
-_HOLD_LIVE = (
-    select(_K.id)
-    .select_from(_BASES.join(_KNOWLEDGE, _K.kb_id == _B.id))
-    .where(
-        _B.id == bindparam("p_kb"),
-        _B.status == KnowledgeBaseStatus.ACTIVE,
+
+def _sources(transition: Transition) -> list[ParseStatus]:
+    return sorted(TRANSITIONS[transition].sources)
+
+
+def claimable_attempt() -> tuple[ColumnElement[bool], ...]:
+    """The document while `p_attempt` is its attempt and a run may take it (bind `p_id`,
+    `p_attempt`): the claim's guard, for the reads that lock the row before it."""
+    return (
         _K.id == bindparam("p_id"),
         _K.attempt == bindparam("p_attempt"),
-        _K.parse_status == ParseStatus.FINALIZING,
+        _K.parse_status.in_(_sources(Transition.CLAIM)),
     )
-    .with_for_update(read=True, key_share=True, of=[_BASES, _KNOWLEDGE])
+
+
+def _guarded(transition: Transition, **values: Any) -> Update:
+    """The transition's UPDATE of one document's attempt (bind `p_id`, `p_attempt`): its status
+    set to the rule's target while it is one of the rule's sources."""
+    rule = TRANSITIONS[transition]
+    return (
+        update(_KNOWLEDGE)
+        .where(
+            _K.id == bindparam("p_id"),
+            _K.attempt == bindparam("p_attempt"),
+            _K.parse_status.in_(sorted(rule.sources)),
+        )
+        .values(parse_status=rule.target, status_changed_at=func.now(), **values)
+    )
+
+
+def _changed(session: Session, statement: Executable, params: Mapping[str, Any]) -> bool:
+    """Run an UPDATE; whether it changed a row."""
+    result = cast(CursorResult[Any], session.execute(statement, params))
+    return bool(result.rowcount)
+
+
+_ADD = (
+    insert(_KNOWLEDGE)
+    .values(parse_status=TRANSITIONS[Transition.ADD].target, attempt=1)
+    .returning(*_KNOWLEDGE.c)
 )
 
 
-def hold_live(session: Session, kb_id: uuid.UUID, knowledge_id: uuid.UUID, attempt: int) -> bool:
-    """Key-share-lock the document and its base (`kb_id`, the document's) while `attempt` is
-    still being extracted into the graph; False when the attempt is no longer live (re-parsed,
-    cancelled, deleted).
-
-    Held across a graph write, the lock fences it: every change that ends the attempt (a
-    delete, a re-parse, a cancel, the base's deletion or graph switch) first locks the row
-    `FOR UPDATE`, so it waits for the write to commit, and the purge that follows removes it.
-    A key-share lock lets the sibling chunks' settlements update the document meanwhile (a
-    share lock would make two settling siblings wait on each other). The base is locked first,
-    in the order a base deletion takes them, so the two never deadlock.
-    """
-    params = {"p_id": knowledge_id, "p_kb": kb_id, "p_attempt": attempt}
-    return session.execute(_HOLD_LIVE, params).first() is not None
+def insert_pending(session: Session, row: Mapping[str, Any]) -> Row[Any]:
+    """Insert a new document (its first attempt, `pending`) with its processing task; the new
+    row, read back by the INSERT. An `IntegrityError` (the same content raced in) propagates."""
+    added = session.execute(_ADD, dict(row)).one()
+    enqueue(session, process_document(added.id, added.attempt))
+    return added
 
 
-# A stage's progress merged into the document's, while the attempt is current and working.
-_SET_STAGE = (
-    update(_KNOWLEDGE)
-    .where(
-        _K.id == bindparam("p_id"),
-        _K.attempt == bindparam("p_attempt"),
-        _K.parse_status.in_(ParseStatus.working()),
-    )
-    .values(progress=_K.progress.op("||")(bindparam("p_stages", type_=_K.progress.type)))
+_CLAIM = _guarded(
+    Transition.CLAIM,
+    deliveries=_K.deliveries + 1,
+    unsettled_runs=_K.unsettled_runs + 1,
+    progress=merged_progress("p_stages"),
 )
 
 
-def set_stage(
+def start_processing(
+    session: Session, knowledge_id: uuid.UUID, attempt: int, stages: Mapping[Stage, Any]
+) -> bool:
+    """Take the attempt for a run, counting the run (per attempt and over the document's life)
+    and merging `stages` into its progress; False when the attempt cannot be taken."""
+    params = {"p_id": knowledge_id, "p_attempt": attempt, "p_stages": dict(stages)}
+    return _changed(session, _CLAIM, params)
+
+
+_POISONED = _guarded(
+    Transition.POISONED,
+    error=bindparam("p_error", type_=_K.error.type),
+    pending_subtasks_count=0,
+)
+
+
+def fail_poisoned(session: Session, knowledge_id: uuid.UUID, attempt: int, reason: str) -> bool:
+    """Fail an attempt instead of running it again: its runs keep dying with their worker."""
+    params = {"p_id": knowledge_id, "p_attempt": attempt, "p_error": reason}
+    return _changed(session, _POISONED, params)
+
+
+# The run's write: its counts, stages and status in one statement, the run settled with it.
+_WRITTEN: dict[str, Any] = {
+    "chunk_count": bindparam("p_chunks"),
+    "page_count": bindparam("p_pages"),
+    "stats": bindparam("p_stats", type_=_K.stats.type),
+    "pending_subtasks_count": bindparam("p_pending"),
+    "progress": merged_progress("p_stages"),
+    "unsettled_runs": SETTLED_RUN,
+}
+_QUEUE_GRAPH = _guarded(Transition.QUEUE_GRAPH, **_WRITTEN)
+_INDEXED = _guarded(Transition.INDEXED, **_WRITTEN)
+
+
+def settle_indexing(
     session: Session,
     knowledge_id: uuid.UUID,
     attempt: int,
-    stage: Stage,
-    status: StageStatus,
-    **counts: int | float,
-) -> bool:
-    """Record one stage's status and counts (done, total, seconds); False when the attempt is
-    no longer current (stop working)."""
-    progress = {"status": str(status), **counts}
-    params = {"p_id": knowledge_id, "p_attempt": attempt, "p_stages": {str(stage): progress}}
-    result = session.execute(_SET_STAGE, params)
-    return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+    graph_chunks: Sequence[uuid.UUID],
+    written: Mapping[str, Any],
+) -> ParseStatus | None:
+    """End a run's write: `finalizing` with one graph task per chunk of `graph_chunks` in the
+    outbox, or `completed` when there is none. `written` binds the counts and stages
+    (`p_chunks`, `p_pages`, `p_stats`, `p_stages`). The status reached, None when the attempt
+    could no longer be written."""
+    params = {"p_id": knowledge_id, "p_attempt": attempt, "p_pending": len(graph_chunks)}
+    transition = Transition.QUEUE_GRAPH if graph_chunks else Transition.INDEXED
+    statement = _QUEUE_GRAPH if graph_chunks else _INDEXED
+    if not _changed(session, statement, {**written, **params}):
+        return None
+    enqueue(session, *(extract_chunk(knowledge_id, attempt, c) for c in graph_chunks))
+    return TRANSITIONS[transition].target
+
+
+_FAIL = _guarded(
+    Transition.FAIL,
+    error=bindparam("p_error", type_=_K.error.type),
+    pending_subtasks_count=0,
+)
 
 
 def mark_failed(session: Session, knowledge_id: uuid.UUID, attempt: int, reason: str) -> bool:
     """End the attempt as `failed` with a readable reason, unless it was superseded meanwhile."""
-    result = session.execute(
-        update(Knowledge)
-        .where(
-            Knowledge.id == knowledge_id,
-            Knowledge.attempt == attempt,
-            Knowledge.parse_status.in_(ParseStatus.working()),
-        )
-        .values(
-            parse_status=ParseStatus.FAILED,
-            error=reason,
-            pending_subtasks_count=0,
-            status_changed_at=func.now(),
-        )
+    return _changed(session, _FAIL, {"p_id": knowledge_id, "p_attempt": attempt, "p_error": reason})
+
+
+_GIVE_UP = (
+    update(_KNOWLEDGE)
+    .where(
+        tuple_(_K.id, _K.attempt).in_(bindparam("p_attempts", expanding=True)),
+        _K.parse_status.in_(_sources(Transition.GIVE_UP)),
+        _K.requeues >= bindparam("p_max_requeues", type_=Integer),
     )
-    return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+    .values(
+        parse_status=TRANSITIONS[Transition.GIVE_UP].target,
+        error=bindparam("p_error", type_=_K.error.type),
+        pending_subtasks_count=0,
+        status_changed_at=func.now(),
+    )
+    .returning(_K.id)
+)
+
+
+def give_up(
+    session: Session,
+    attempts: Sequence[tuple[uuid.UUID, int]],
+    max_requeues: int,
+    reason: str,
+) -> list[uuid.UUID]:
+    """Fail those of the (document, attempt) pairs re-enqueued `max_requeues` times already;
+    their ids."""
+    if not attempts:
+        return []
+    params = {"p_attempts": list(attempts), "p_max_requeues": max_requeues, "p_error": reason}
+    return list(session.execute(_GIVE_UP, params).scalars())
+
+
+_GRAPH_ON = _guarded(
+    Transition.GRAPH_ON,
+    pending_subtasks_count=bindparam("p_pending", type_=Integer),
+    failed_chunk_count=func.greatest(
+        _K.failed_chunk_count - bindparam("p_retried", type_=Integer), 0
+    ),
+    progress=merged_progress("p_stages"),
+)
+
+
+def start_graph(
+    session: Session,
+    knowledge_id: uuid.UUID,
+    attempt: int,
+    chunks: Sequence[uuid.UUID],
+    retried_failures: int,
+    stages: Mapping[Stage, Any],
+) -> bool:
+    """Send a completed document's `chunks` to extraction (its base's graph was switched on):
+    `finalizing` with one graph task per chunk, the failed chunks among them
+    (`retried_failures`) no longer counted as failed, `stages` merged into its progress."""
+    params = {
+        "p_id": knowledge_id,
+        "p_attempt": attempt,
+        "p_pending": len(chunks),
+        "p_retried": retried_failures,
+        "p_stages": dict(stages),
+    }
+    if not _changed(session, _GRAPH_ON, params):
+        return False
+    enqueue(session, *(extract_chunk(knowledge_id, attempt, c) for c in chunks))
+    return True
+
+
+_GRAPH_OFF = _guarded(
+    Transition.GRAPH_OFF, pending_subtasks_count=0, progress=merged_progress("p_stages")
+)
+
+
+def stop_graph(
+    session: Session, knowledge_id: uuid.UUID, attempt: int, stages: Mapping[Stage, Any]
+) -> bool:
+    """Settle a finalizing document at once (its base's graph was switched off), `stages`
+    merged into its progress."""
+    params = {"p_id": knowledge_id, "p_attempt": attempt, "p_stages": dict(stages)}
+    return _changed(session, _GRAPH_OFF, params)
+
+
+# A new attempt starts from zero, except the runs that died: a re-parse does not refill the
+# poison budget.
+_REPARSE = _guarded(
+    Transition.REPARSE,
+    attempt=_K.attempt + 1,
+    deliveries=0,
+    requeues=0,
+    pending_subtasks_count=0,
+    error=None,
+    progress={},
+    **COST_RESET,
+).returning(_K.attempt)
+
+
+def start_new_attempt(session: Session, knowledge_id: uuid.UUID, attempt: int) -> int | None:
+    """Supersede `attempt` with a new one, `pending` with its processing task; the new attempt,
+    None when `attempt` was not current. The old attempt's tasks find themselves stale."""
+    params = {"p_id": knowledge_id, "p_attempt": attempt}
+    new = session.execute(_REPARSE, params).scalar_one_or_none()
+    if new is not None:
+        enqueue(session, process_document(knowledge_id, new))
+    return new
+
+
+_CANCEL = _guarded(Transition.CANCEL, pending_subtasks_count=0)
+
+
+def cancel(session: Session, knowledge_id: uuid.UUID, attempt: int) -> bool:
+    """Stop a working attempt; its running tasks find it cancelled and stop. False when the
+    attempt is not working (or not current)."""
+    return _changed(session, _CANCEL, {"p_id": knowledge_id, "p_attempt": attempt})
+
+
+_DELETE = _guarded(Transition.DELETE)
+
+
+def mark_deleting(session: Session, knowledge_id: uuid.UUID, attempt: int) -> bool:
+    """Hide the document for good, with the task that purges it; False when it was not live."""
+    if not _changed(session, _DELETE, {"p_id": knowledge_id, "p_attempt": attempt}):
+        return False
+    enqueue(session, delete_document(knowledge_id))
+    return True
+
+
+_DELETE_BASE = (
+    update(_KNOWLEDGE)
+    .where(
+        _K.kb_id == bindparam("p_kb"),
+        _K.parse_status.in_(_sources(Transition.DELETE_BASE)),
+    )
+    .values(parse_status=TRANSITIONS[Transition.DELETE_BASE].target)
+)
+
+
+def mark_base_deleting(session: Session, kb_id: uuid.UUID) -> None:
+    """Hide every document of a base being deleted, whatever its attempt (the base's purge
+    removes them all)."""
+    session.execute(_DELETE_BASE, {"p_kb": kb_id})
 
 
 _SETTLE_CHUNK = (
@@ -126,7 +387,8 @@ _SETTLE_CHUNK = (
 )
 _remaining = func.greatest(_K.pending_subtasks_count - 1, 0)
 # The chunk's settlement and the document's release in one statement: the document is
-# released only when the chunk was settled by it (the CTE returned its row).
+# released only when the chunk was settled by it (the CTE returned its row); the release that
+# leaves nothing pending completes a finalizing document.
 _SETTLE_AND_RELEASE = (
     update(_KNOWLEDGE)
     .where(
@@ -139,8 +401,8 @@ _SETTLE_AND_RELEASE = (
         failed_chunk_count=_K.failed_chunk_count + bindparam("p_failed", type_=Integer),
         parse_status=case(
             (
-                (_K.parse_status == ParseStatus.FINALIZING) & (_remaining == 0),
-                ParseStatus.COMPLETED,
+                _K.parse_status.in_(_sources(Transition.GRAPH_DONE)) & (_remaining == 0),
+                TRANSITIONS[Transition.GRAPH_DONE].target,
             ),
             else_=_K.parse_status,
         ),
@@ -183,3 +445,24 @@ def finish_chunk_subtask(
     }
     status = session.execute(_SETTLE_AND_RELEASE, params).scalar_one_or_none()
     return None if status is None else ParseStatus(status)
+
+
+# Each transition's statement, for the tests that hold every guard to `TRANSITIONS`.
+STATEMENTS: Mapping[Transition, UpdateBase] = MappingProxyType(
+    {
+        Transition.ADD: _ADD,
+        Transition.CLAIM: _CLAIM,
+        Transition.POISONED: _POISONED,
+        Transition.QUEUE_GRAPH: _QUEUE_GRAPH,
+        Transition.INDEXED: _INDEXED,
+        Transition.FAIL: _FAIL,
+        Transition.GIVE_UP: _GIVE_UP,
+        Transition.GRAPH_DONE: _SETTLE_AND_RELEASE,
+        Transition.GRAPH_ON: _GRAPH_ON,
+        Transition.GRAPH_OFF: _GRAPH_OFF,
+        Transition.REPARSE: _REPARSE,
+        Transition.CANCEL: _CANCEL,
+        Transition.DELETE: _DELETE,
+        Transition.DELETE_BASE: _DELETE_BASE,
+    }
+)

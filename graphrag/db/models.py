@@ -174,11 +174,13 @@ class Knowledge(Base):
     entity_count: Mapped[int] = mapped_column(Integer, default=0)
     relation_count: Mapped[int] = mapped_column(Integer, default=0)
     failed_chunk_count: Mapped[int] = mapped_column(Integer, default=0)
-    # Runs of document.process started for the current attempt (a run that died with its
-    # worker is never settled, so the count tells poison documents apart), and reconciler
-    # re-enqueues of the current attempt; both are reset by a re-parse.
+    # Runs of document.process started for the current attempt, and reconciler re-enqueues of
+    # the current attempt; both are reset by a re-parse.
     deliveries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     requeues: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Runs started and never ended, over all attempts: a run that died with its worker is never
+    # settled, so the count tells poison documents apart; a re-parse does not reset it.
+    unsettled_runs: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # What the current attempt's graph stage cost: LLM calls and the tokens the server reported,
     # seconds waiting on the LLM, retried chunk tasks, and seconds of chunk-task work (summed).
     llm_calls: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))

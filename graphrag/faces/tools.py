@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session
 from graphrag.auth.models import Capability, Principal
 from graphrag.chat.schemas import ChatRequest, Reference
 from graphrag.chat.service import complete_turn, start_stateless_turn
-from graphrag.db import outbox
 from graphrag.db.engine import session_scope
 from graphrag.errors import (
     InvalidInputError,
@@ -165,9 +164,7 @@ def add_text_document(
         doc = documents.add_document(
             session, services.settings, services.storage, tenant, kb_id, new
         )
-        # The task commits with the document, as in the REST route; the relay sends it.
-        outbox.enqueue(session, outbox.process_document(doc.id, doc.attempt))
-    services.relay.kick()
+    services.relay.kick()  # the task committed with the document: the relay sends it now
     return doc
 
 

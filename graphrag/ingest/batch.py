@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeBaseStatus, KnowledgeSource, ParseStatus, Stage
 from graphrag.db.models import Knowledge, KnowledgeBase
-from graphrag.db.outbox import enqueue, process_document
 from graphrag.errors import DuplicateDocumentError, GraphragError
 from graphrag.extraction.models import ExtractConfig
 from graphrag.graph.store import GraphStore
@@ -132,7 +131,6 @@ def _submit_one(
         with session_scope(sessions) as session:
             tenant = ensure_tenant(session, settings.api.default_tenant)
             doc = add_document(session, settings, storage, tenant, kb_id, new)
-            enqueue(session, process_document(doc.id, doc.attempt))
     except DuplicateDocumentError as exc:
         existing = uuid.UUID(str(exc.details["existing_id"]))
         return Submitted(path=str(path), knowledge_id=existing, duplicate=True)

@@ -22,7 +22,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.db.accounting import ChunkCost, add_cost
 from graphrag.db.engine import execute_alone, session_scope
 from graphrag.db.enums import GraphStatus, ParseStatus
-from graphrag.db.lifecycle import finish_chunk_subtask, hold_live
+from graphrag.db.lifecycle import finish_chunk_subtask
+from graphrag.db.live_attempt import hold_live
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
 from graphrag.db.outbox import (
     TaskRequest,

@@ -1,7 +1,8 @@
 """Documents of a knowledge base: add (file, URL, text), read, re-parse, cancel, delete.
 
-Every write here ends with the document row committed by the caller and, only then, the task
-enqueued (the caller passes the returned id to the queue), so a worker never sees a missing row.
+A write that calls for work (an upload, a re-parse, a delete) writes its task into the outbox
+in the same transaction as the document's change (`db.lifecycle`): the caller commits, then
+wakes the relay, and a worker never sees a missing row nor a document waiting on no task.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ import hashlib
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, func, insert, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from graphrag.db.accounting import reset_accounting
+from graphrag.db import lifecycle
 from graphrag.db.enums import KnowledgeSource, ParseStatus, Stage, StageStatus
 from graphrag.db.models import Chunk, Knowledge, core_table
 from graphrag.db.pages import Page, paginate
@@ -59,14 +60,13 @@ __all__ = [
 ]
 
 _K = core_table(Knowledge).c
-# An upload's statements, built once on the table: each file of a batch runs them, and the ORM's
-# entity load and unit of work cost more CPU than the statements.
+# An upload's duplicate check, built once on the table (as its insert in `db.lifecycle`): each
+# file of a batch runs it, and the ORM's entity load cost more CPU than the statement.
 _DUPLICATE = select(_K.id, _K.file_name).where(
     _K.kb_id == bindparam("p_kb"),
     _K.sha256 == bindparam("p_sha256"),
     _K.parse_status != ParseStatus.DELETING,
 )
-_ADD_DOCUMENT = insert(core_table(Knowledge)).returning(*core_table(Knowledge).c)
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,8 @@ def add_document(
     kb_id: uuid.UUID,
     new: NewDocument,
 ) -> KnowledgePublic:
-    """Validate, de-duplicate and store a document as `pending`.
+    """Validate, de-duplicate and store a document as `pending`, its processing task in the
+    outbox (the caller commits and wakes the relay).
 
     Size and emptiness are checked by the caller while reading; here the type is told from the
     content (415 on mismatch), a sha256 already in the base answers 409 with the existing id,
@@ -151,11 +152,9 @@ def add_document(
         "sha256": sha256,
         "source_url": new.source_url,
         "storage_path": str(path),
-        "parse_status": ParseStatus.PENDING,
-        "attempt": 1,
     }
     try:
-        added = session.execute(_ADD_DOCUMENT, row).one()
+        added = lifecycle.insert_pending(session, row)
     except IntegrityError as exc:
         # Two identical uploads raced: the unique index kept one, this one is the duplicate.
         session.rollback()
@@ -282,17 +281,14 @@ def update_chunk(
 def request_reparse(
     session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID
 ) -> tuple[uuid.UUID, int]:
-    """Start a new attempt: tasks of the old one find themselves stale and leave no trace."""
+    """Start a new attempt with its processing task: tasks of the old one find themselves
+    stale and leave no trace."""
     doc = get_document_row(session, tenant_id, knowledge_id, for_update=True)
-    doc.attempt += 1
-    doc.deliveries = doc.requeues = 0  # the poison counters are per attempt
-    doc.parse_status = ParseStatus.PENDING
-    doc.pending_subtasks_count = 0
-    doc.error = None
-    doc.progress = {}
-    reset_accounting(doc)
-    doc.status_changed_at = func.now()
-    return doc.id, doc.attempt
+    attempt = lifecycle.start_new_attempt(session, doc.id, doc.attempt)
+    session.expire(doc)  # changed by the statement, not through the loaded row
+    if attempt is None:
+        raise ConflictError("the document changed meanwhile, try again")
+    return doc.id, attempt
 
 
 def request_cancel(
@@ -300,21 +296,17 @@ def request_cancel(
 ) -> KnowledgePublic:
     """Stop a document's processing; a finished document cannot be cancelled (409)."""
     doc = get_document_row(session, tenant_id, knowledge_id, for_update=True)
-    if doc.parse_status not in ParseStatus.working():
+    if not lifecycle.cancel(session, doc.id, doc.attempt):
         raise ConflictError(
             f"a {doc.parse_status.value} document cannot be cancelled", status=doc.parse_status
         )
-    doc.parse_status = ParseStatus.CANCELLED
-    doc.pending_subtasks_count = 0
-    doc.status_changed_at = func.now()
-    session.flush()
     session.refresh(doc)
     return KnowledgePublic.model_validate(doc)
 
 
 def request_delete(session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID) -> uuid.UUID:
-    """Mark the document `deleting` (invisible from now on); the purge task does the rest."""
+    """Mark the document `deleting` (invisible from now on) with the task that purges it."""
     doc = get_document_row(session, tenant_id, knowledge_id, for_update=True)
-    doc.parse_status = ParseStatus.DELETING
-    doc.status_changed_at = func.now()
+    lifecycle.mark_deleting(session, doc.id, doc.attempt)
+    session.expire(doc)  # changed by the statement, not through the loaded row
     return doc.id

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from graphrag.db import lifecycle
 from graphrag.db.enums import GraphStatus, OutboxStatus, ParseStatus, Stage, StageStatus
 from graphrag.db.models import Chunk, Knowledge, OutboxTask
-from graphrag.db.outbox import TaskName, enqueue, extract_chunk
+from graphrag.db.outbox import TaskName
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.graph_selection import select_graph_chunks
 from graphrag.ingest.processing import over_graph_budget
@@ -115,12 +117,9 @@ def _start_document(session: Session, doc: Knowledge, cap: int) -> int:
         skipped=over,
         detail=over_graph_budget(cap) if over else None,
     )
-    doc.parse_status = ParseStatus.FINALIZING
-    doc.pending_subtasks_count = len(todo)
-    doc.failed_chunk_count = max(doc.failed_chunk_count - retried_failures, 0)
-    doc.progress = {**doc.progress, Stage.GRAPH: stage.stored()}
-    doc.status_changed_at = func.now()
-    enqueue(session, *(extract_chunk(doc.id, doc.attempt, c.id) for c in todo))
+    stages = {Stage.GRAPH: stage.stored()}
+    chunk_ids = [c.id for c in todo]
+    lifecycle.start_graph(session, doc.id, doc.attempt, chunk_ids, retried_failures, stages)
     return len(todo)
 
 
@@ -130,9 +129,8 @@ def stop_graph_for_base(session: Session, kb_id: uuid.UUID) -> int:
     The chunks are settled before their documents are locked: a chunk task settling at the same
     time takes its chunk, then its document, and the same order here cannot deadlock with it.
     """
-    finalizing = select(Knowledge.id).where(
-        Knowledge.kb_id == kb_id, Knowledge.parse_status == ParseStatus.FINALIZING
-    )
+    where = (Knowledge.kb_id == kb_id, Knowledge.parse_status == ParseStatus.FINALIZING)
+    finalizing = select(Knowledge.id).where(*where)
     session.execute(
         update(Chunk)
         .where(
@@ -142,15 +140,18 @@ def stop_graph_for_base(session: Session, kb_id: uuid.UUID) -> int:
         .values(graph_status=GraphStatus.SKIPPED, graph_error=GRAPH_TURNED_OFF)
         .execution_options(synchronize_session=False)
     )
-    docs = session.execute(finalizing.with_for_update()).scalars().all()
-    for doc_id in docs:
-        _stop_document(session, doc_id)
+    owed = Knowledge.pending_subtasks_count
+    columns = (Knowledge.id, Knowledge.attempt, Knowledge.progress, owed)
+    docs = session.execute(select(*columns).where(*where).with_for_update()).all()
+    for doc_id, attempt, progress, unsettled in docs:
+        stages = {Stage.GRAPH: _stopped_stage(progress, unsettled).stored()}
+        lifecycle.stop_graph(session, doc_id, attempt, stages)
     if docs:
         session.execute(
             delete(OutboxTask)
             .where(
                 OutboxTask.task_name == TaskName.EXTRACT_CHUNK.value,
-                OutboxTask.knowledge_id.in_(docs),
+                OutboxTask.knowledge_id.in_([row.id for row in docs]),
                 OutboxTask.status == OutboxStatus.PENDING,
             )
             .execution_options(synchronize_session=False)
@@ -158,13 +159,10 @@ def stop_graph_for_base(session: Session, kb_id: uuid.UUID) -> int:
     return len(docs)
 
 
-def _stop_document(session: Session, doc_id: uuid.UUID) -> None:
-    doc = session.get(Knowledge, doc_id)
-    if doc is None:
-        return
-    stage = StageProgress.model_validate(doc.progress.get(Stage.GRAPH) or {})
-    unsettled = doc.pending_subtasks_count
-    stopped = stage.model_copy(
+def _stopped_stage(progress: dict[str, Any], unsettled: int) -> StageProgress:
+    """The graph stage of a document whose `unsettled` chunks will not be extracted."""
+    stage = StageProgress.model_validate(progress.get(Stage.GRAPH) or {})
+    return stage.model_copy(
         update={
             "status": StageStatus.CANCELLED,
             "done": max(stage.total - unsettled, 0),
@@ -172,7 +170,3 @@ def _stop_document(session: Session, doc_id: uuid.UUID) -> None:
             "detail": GRAPH_TURNED_OFF,
         }
     )
-    doc.progress = {**doc.progress, Stage.GRAPH: stopped.stored()}
-    doc.pending_subtasks_count = 0
-    doc.parse_status = ParseStatus.COMPLETED
-    doc.status_changed_at = func.now()

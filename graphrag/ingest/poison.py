@@ -1,8 +1,9 @@
-"""Poison documents: an attempt whose processing keeps dying with its worker (out of memory, a
+"""Poison documents: a document whose processing keeps dying with its worker (out of memory, a
 hard time limit) is failed instead of being delivered again and again.
 
-The count lives on the document row and is raised in the claim's own committed transaction,
-before any parsing, so a run that is killed still leaves its count behind.
+The count lives on the document row: raised in the claim's own committed transaction, before
+any parsing, and taken back when the run ends in any other way, so a run that is killed leaves
+its count behind. It spans the document's attempts: a re-parse does not refill the budget.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, update
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from graphrag.db.enums import ParseStatus
+from graphrag.db.lifecycle import fail_poisoned, give_up
 from graphrag.db.models import Knowledge
 
 __all__ = ["fail_if_poisoned", "give_up_stuck", "poisoned_reason", "stuck_reason"]
@@ -23,10 +25,11 @@ __all__ = ["fail_if_poisoned", "give_up_stuck", "poisoned_reason", "stuck_reason
 log = logging.getLogger(__name__)
 
 
-def poisoned_reason(deaths: int) -> str:
+def poisoned_reason(deaths: int, budget: int) -> str:
     return (
         f"processing stopped {deaths} times without finishing (the worker died: out of memory, "
-        "killed or over its time limit); the document is not processed again"
+        f"killed or over its time limit), re-parses included; past the budget of {budget} "
+        "(ingest.max_deliveries) the document is not processed again"
     )
 
 
@@ -35,23 +38,14 @@ def stuck_reason(requeues: int) -> str:
 
 
 def fail_if_poisoned(
-    session: Session, knowledge_id: uuid.UUID, deliveries: int, max_deliveries: int
+    session: Session, knowledge_id: uuid.UUID, attempt: int, deaths: int, budget: int
 ) -> bool:
-    """Fail the locked document once `max_deliveries` runs of it never settled (True: the
-    caller stops); otherwise the caller's claim counts this delivery."""
-    if deliveries < max_deliveries:
+    """Fail the locked document once `budget` runs of it never settled, over all its attempts
+    (True: the caller stops); otherwise the caller's claim counts this delivery."""
+    if deaths < budget:
         return False
-    reason = poisoned_reason(deliveries)
-    session.execute(
-        update(Knowledge)
-        .where(Knowledge.id == knowledge_id)
-        .values(
-            parse_status=ParseStatus.FAILED,
-            error=reason,
-            pending_subtasks_count=0,
-            status_changed_at=func.now(),
-        )
-    )
+    reason = poisoned_reason(deaths, budget)
+    fail_poisoned(session, knowledge_id, attempt, reason)
     log.warning("document %s failed: %s", knowledge_id, reason)
     return True
 
@@ -62,25 +56,12 @@ def give_up_stuck(session: Session, stuck: Sequence[Any], max_requeues: int) -> 
 
     A deletion is never given up: its purge is resumable and must finish.
     """
-    working = [row[0] for row in stuck if row[2] in ParseStatus.working()]
+    working = [(row[0], row[1]) for row in stuck if row[2] in ParseStatus.working()]
     if not working:
         return []
-    exhausted = list(
-        session.execute(
-            update(Knowledge)
-            .where(Knowledge.id.in_(working), Knowledge.requeues >= max_requeues)
-            .values(
-                parse_status=ParseStatus.FAILED,
-                error=stuck_reason(max_requeues),
-                pending_subtasks_count=0,
-                status_changed_at=func.now(),
-            )
-            .returning(Knowledge.id)
-        ).scalars()
-    )
+    exhausted = give_up(session, working, max_requeues, stuck_reason(max_requeues))
+    others = [doc_id for doc_id, _ in working if doc_id not in exhausted]
     session.execute(
-        update(Knowledge)
-        .where(Knowledge.id.in_(working), Knowledge.id.notin_(exhausted))
-        .values(requeues=Knowledge.requeues + 1)
+        update(Knowledge).where(Knowledge.id.in_(others)).values(requeues=Knowledge.requeues + 1)
     )
     return exhausted

@@ -16,14 +16,20 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.orm import Session
 
 from graphrag.db.engine import session_scope
-from graphrag.db.enums import GraphStatus, ParseStatus, Stage, StageStatus
-from graphrag.db.lifecycle import mark_failed, set_stage
+from graphrag.db.enums import GraphStatus, Stage, StageStatus
+from graphrag.db.lifecycle import (
+    claimable_attempt,
+    mark_failed,
+    settle_indexing,
+    start_processing,
+)
+from graphrag.db.live_attempt import end_run, set_stage
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
-from graphrag.db.outbox import TaskRequest, end_own_task, enqueue, extract_chunk, start_own_task
+from graphrag.db.outbox import TaskRequest, end_own_task, start_own_task
 from graphrag.db.outbox import process_document as process_request
 from graphrag.errors import InvalidInputError, ParseError
 from graphrag.ingest.captioning import build_captioner
@@ -49,12 +55,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_CLAIMABLE = frozenset({ParseStatus.PENDING, ParseStatus.PROCESSING})
 _KNOWLEDGE, _BASES, _CHUNKS = core_table(Knowledge), core_table(KnowledgeBase), core_table(Chunk)
 _K, _B = _KNOWLEDGE.c, _BASES.c
 # The write's statements, on the tables and built once: the ORM's paths (the bulk insert, the
 # whole rows of the document and its base loaded, the unit of work's update) cost more CPU
-# than the statements themselves.
+# than the statements themselves. The status changes are `db.lifecycle`'s, built the same way.
 _INSERT_CHUNKS = insert(_CHUNKS)
 _DELETE_CHUNKS = delete(_CHUNKS).where(_CHUNKS.c.knowledge_id == bindparam("p_id"))
 _GRAPH_SWITCH = (
@@ -63,42 +68,15 @@ _GRAPH_SWITCH = (
     .with_for_update(read=True)
 )
 # The document while `p_attempt` is its attempt and it may still be claimed.
-_CLAIMABLE_ATTEMPT = (
-    _K.id == bindparam("p_id"),
-    _K.attempt == bindparam("p_attempt"),
-    _K.parse_status.in_(_CLAIMABLE),
-)
+_CLAIMABLE_ATTEMPT = claimable_attempt()
 # The claim: the document locked (not its base) with what the run needs of both.
 _LOCK_FOR_CLAIM = (
-    select(_K.kb_id, _K.file_type, _K.storage_path, _K.deliveries, _B.chunking, _B.indexing)
+    select(_K.kb_id, _K.file_type, _K.storage_path, _K.unsettled_runs, _B.chunking, _B.indexing)
     .join_from(_KNOWLEDGE, _BASES, _K.kb_id == _B.id)
     .where(*_CLAIMABLE_ATTEMPT)
     .with_for_update(of=_KNOWLEDGE)
 )
-_START_PROCESSING = (
-    update(_KNOWLEDGE)
-    .where(_K.id == bindparam("p_id"))
-    .values(
-        parse_status=ParseStatus.PROCESSING,
-        status_changed_at=func.now(),
-        deliveries=_K.deliveries + 1,
-        progress=_K.progress.op("||")(bindparam("p_stages", type_=_K.progress.type)),
-    )
-)
 _LOCK_FOR_WRITE = select(_K.id).where(*_CLAIMABLE_ATTEMPT).with_for_update()
-_SETTLE_WRITE = (
-    update(_KNOWLEDGE)
-    .where(_K.id == bindparam("p_id"))
-    .values(
-        chunk_count=bindparam("p_chunks"),
-        page_count=bindparam("p_pages"),
-        stats=bindparam("p_stats", type_=_K.stats.type),
-        pending_subtasks_count=bindparam("p_pending"),
-        parse_status=bindparam("p_status", type_=_K.parse_status.type),
-        status_changed_at=func.now(),
-        progress=_K.progress.op("||")(bindparam("p_stages", type_=_K.progress.type)),
-    )
-)
 
 
 class _SupersededError(Exception):
@@ -140,15 +118,18 @@ class _Job:
 
 
 def _end_task_alone(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> None:
-    """Delete the task's row when the work ends with nothing else to write (stale)."""
+    """End the run and delete the task's row when the work ends with nothing else to write
+    (stale)."""
     with session_scope(ctx.sessions) as session:
+        end_run(session, knowledge_id)
         end_own_task(session, process_request(knowledge_id, attempt))
 
 
 def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | None:
     """Take the attempt and count this run, committed before any work: a run that dies with its
-    worker leaves its count behind, and a document whose runs keep dying is failed here. The
-    task's row is renewed with the claim, or deleted when there is nothing to do."""
+    worker leaves its count behind (every other end takes it back), and a document whose runs
+    keep dying, whatever its attempts, is failed here. The task's row is renewed with the
+    claim, or deleted when there is nothing to do."""
     with session_scope(ctx.sessions) as session:
         job = _take(ctx, session, knowledge_id, attempt)
         if job is None:
@@ -165,12 +146,13 @@ def _take(
     claimed = session.execute(_LOCK_FOR_CLAIM, params).first()
     if claimed is None:
         return None
-    kb_id, file_type, storage_path, deliveries, chunking, indexing = claimed
-    if fail_if_poisoned(session, knowledge_id, deliveries, ctx.settings.ingest.max_deliveries):
+    kb_id, file_type, storage_path, unsettled, chunking, indexing = claimed
+    budget = ctx.settings.ingest.max_deliveries
+    if fail_if_poisoned(session, knowledge_id, attempt, unsettled, budget):
         return None
     # The parse stage starts with the claim: one transaction, not two.
     parse = {Stage.PARSE: StageProgress(status=StageStatus.RUNNING).stored()}
-    session.execute(_START_PROCESSING, {"p_id": knowledge_id, "p_stages": parse})
+    start_processing(session, knowledge_id, attempt, parse)
     return _Job(
         knowledge_id,
         kb_id,
@@ -207,6 +189,7 @@ def _index(ctx: IngestContext, job: _Job) -> ProcessOutcome:
     except (ParseError, InvalidInputError) as exc:
         with session_scope(ctx.sessions) as session:
             mark_failed(session, job.knowledge_id, job.attempt, exc.message)
+            end_run(session, job.knowledge_id)
             end_own_task(session, job.task)
         log.info("document %s failed to parse: %s", job.knowledge_id, exc.message)
         return ProcessOutcome.FAILED
@@ -230,11 +213,13 @@ def fail_document(
     exc: BaseException,
     reason: str | None = None,
 ) -> None:
-    """End an attempt that crashed as `failed`, with `reason` or the error's name (no internals)."""
+    """End an attempt that crashed as `failed`, with `reason` or the error's name (no internals);
+    the run ended (its worker lives on), so it does not count towards the poison budget."""
     with session_scope(ctx.sessions) as session:
         mark_failed(
             session, knowledge_id, attempt, reason or f"internal error ({type(exc).__name__})"
         )
+        end_run(session, knowledge_id)
     log.error("document %s attempt %s crashed: %r", knowledge_id, attempt, exc)
 
 
@@ -345,11 +330,8 @@ def _write(
         if rows:
             session.execute(_INSERT_CHUNKS, rows)
         if graph_ids:
-            status = ParseStatus.FINALIZING
             graph_stage = StageProgress(status=StageStatus.RUNNING, total=len(graph_ids))
-            enqueue(session, *(extract_chunk(job.knowledge_id, job.attempt, c) for c in graph_ids))
         else:
-            status = ParseStatus.COMPLETED
             graph_stage = StageProgress(status=StageStatus.SKIPPED)
         if over:
             graph_stage = graph_stage.model_copy(
@@ -367,15 +349,12 @@ def _write(
             Stage.GRAPH: graph_stage.stored(),
         }
         written = {
-            "p_id": job.knowledge_id,
             "p_chunks": len(rows),
             "p_pages": len(parsed.pages),
             "p_stats": parsed.stats.model_dump(),
-            "p_pending": len(graph_ids),
-            "p_status": status,
             "p_stages": stages,
         }
-        session.execute(_SETTLE_WRITE, written)
+        settle_indexing(session, job.knowledge_id, job.attempt, graph_ids, written)
         return graph_ids
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection
 
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from graphrag.db.enums import KnowledgeBaseStatus, ParseStatus
-from graphrag.db.models import Knowledge, KnowledgeBase
+from graphrag.db.enums import KnowledgeBaseStatus
+from graphrag.db.lifecycle import mark_base_deleting
+from graphrag.db.models import KnowledgeBase
+from graphrag.db.outbox import delete_knowledge_base, enqueue
 from graphrag.db.tenant_rows import tenant_row
 from graphrag.errors import ConflictError, NotFoundError
 from graphrag.extraction.models import ExtractConfig, check_extract_config
@@ -202,14 +204,14 @@ def update_kb(
 
 
 def request_kb_delete(session: Session, tenant_id: uuid.UUID, kb_id: uuid.UUID) -> uuid.UUID:
-    """Mark the base and all its documents `deleting`; the caller enqueues the purge after commit.
+    """Mark the base and all its documents `deleting`, with the purge task in the outbox (the
+    caller commits and wakes the relay).
 
     From here the base is invisible to every read; the purge task is resumable, and the
     reconciler re-enqueues it if a worker dies half way.
     """
     kb = get_kb_row(session, tenant_id, kb_id, for_update=True)
     kb.status = KnowledgeBaseStatus.DELETING
-    session.execute(
-        update(Knowledge).where(Knowledge.kb_id == kb.id).values(parse_status=ParseStatus.DELETING)
-    )
+    mark_base_deleting(session, kb.id)
+    enqueue(session, delete_knowledge_base(kb.id))
     return kb.id

@@ -15,7 +15,6 @@ from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.migrate import upgrade_to_head
 from graphrag.db.models import Knowledge
-from graphrag.db.outbox import enqueue, process_document
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.documents import NewDocument, add_document
@@ -105,7 +104,6 @@ def add_and_enqueue(
             data=data, file_name=file_name, media_type=None, source=KnowledgeSource.FILE
         )
         doc = add_document(session, ctx.settings, ctx.storage, tenant, created.id, new)
-        enqueue(session, process_document(doc.id, doc.attempt))
     return created.id, doc.id
 
 

@@ -1,6 +1,7 @@
 """Poison documents and budgets, driven through the core on real PostgreSQL and Redis: runs
-that die are counted and a document whose runs keep dying is failed; the reconciler gives up
-after its re-enqueue budget; a document's graph chunks are capped with the rest visibly skipped.
+that die are counted and a document whose runs keep dying is failed, a re-parse not refilling
+its budget while runs that end do not count; the reconciler gives up after its re-enqueue
+budget; a document's graph chunks are capped with the rest visibly skipped.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from graphrag.db.models import Chunk, Knowledge
 from graphrag.extraction.models import ExtractConfig
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.ingest.context import IngestContext
-from graphrag.ingest.documents import get_stages
+from graphrag.ingest.documents import get_stages, request_reparse
 from graphrag.ingest.processing import ProcessOutcome, process_document
 from graphrag.ingest.reconcile import reconcile
 from graphrag.kb.chunking import ChunkingConfig
@@ -36,6 +37,26 @@ pytestmark = pytest.mark.integration
 
 def _ctx(settings: Settings, sessions: sessionmaker[Session], celery: Celery) -> IngestContext:
     return core_context(settings, sessions, DisabledGraphStore())
+
+
+def _reparse(ctx: IngestContext, doc_id: uuid.UUID) -> int:
+    with session_scope(ctx.sessions) as session:
+        doc = session.get(Knowledge, doc_id)
+        assert doc is not None
+        _, attempt = request_reparse(session, doc.tenant_id, doc_id)
+    return attempt
+
+
+def _die(ctx: IngestContext, doc_id: uuid.UUID, attempt: int, runs: int) -> None:
+    """`runs` runs of the attempt that die after their claim, as with a killed worker (the
+    stored file is gone: the run raises where no worker is left to settle it)."""
+    stored = Path(read_document(ctx, doc_id).storage_path or "")
+    body = stored.read_bytes()
+    stored.unlink()
+    for _ in range(runs):
+        with pytest.raises(FileNotFoundError):
+            process_document(ctx, doc_id, attempt)
+    stored.write_bytes(body)
 
 
 def test_runs_that_die_are_counted_and_the_document_fails(
@@ -128,3 +149,45 @@ def test_graph_chunks_beyond_the_budget_are_skipped_with_a_reason(
     assert graph.status is StageStatus.RUNNING
     assert graph.total == cap and graph.skipped == 10 - cap
     assert graph.detail is not None and "graph_max_chunks" in graph.detail
+
+
+def test_a_re_parse_does_not_refill_the_budget_of_runs_that_died(
+    settings: Settings, session_factory: sessionmaker[Session], idle_celery: Celery
+) -> None:
+    ctx = _ctx(settings, session_factory, idle_celery)
+    _, doc_id = add_and_enqueue(ctx, b"A document that kills its workers.", "killer.txt")
+    limit = settings.ingest.max_deliveries
+    _die(ctx, doc_id, 1, limit - 1)
+    attempt = _reparse(ctx, doc_id)
+    doc = read_document(ctx, doc_id)
+    assert (doc.deliveries, doc.unsettled_runs) == (0, limit - 1)  # a fresh attempt, not budget
+    _die(ctx, doc_id, attempt, 1)
+    # The next run finds the budget spent, over both attempts: failed without running.
+    assert process_document(ctx, doc_id, attempt) is ProcessOutcome.STALE
+    doc = read_document(ctx, doc_id)
+    assert (doc.parse_status, doc.deliveries, doc.chunk_count) == (ParseStatus.FAILED, 1, 0)
+    assert doc.error is not None
+    assert f"stopped {limit} times" in doc.error and "ingest.max_deliveries" in doc.error
+    # Re-parsed once more, the document is failed again at its first delivery.
+    attempt = _reparse(ctx, doc_id)
+    assert process_document(ctx, doc_id, attempt) is ProcessOutcome.STALE
+    doc = read_document(ctx, doc_id)
+    assert (doc.parse_status, doc.deliveries) == (ParseStatus.FAILED, 0)
+    assert f"budget of {limit}" in (doc.error or "")
+
+
+def test_runs_that_end_do_not_count_against_the_budget(
+    settings: Settings, session_factory: sessionmaker[Session], idle_celery: Celery
+) -> None:
+    ctx = _ctx(settings, session_factory, idle_celery)
+    _, doc_id = add_and_enqueue(ctx, b"A healthy document, parsed again and again.", "ok.txt")
+    limit = settings.ingest.max_deliveries
+    attempt = 1
+    for _ in range(limit + 1):
+        assert process_document(ctx, doc_id, attempt) is ProcessOutcome.INDEXED
+        attempt = _reparse(ctx, doc_id)
+    _die(ctx, doc_id, attempt, 1)  # one run that died: still within the budget
+    assert process_document(ctx, doc_id, attempt) is ProcessOutcome.INDEXED
+    doc = read_document(ctx, doc_id)
+    assert doc.parse_status == ParseStatus.COMPLETED and doc.attempt == limit + 2
+    assert (doc.deliveries, doc.unsettled_runs) == (2, 1)
