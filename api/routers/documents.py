@@ -47,7 +47,7 @@ router = APIRouter(prefix="/api/v1", tags=["documents"])
 Pages = Annotated[PageParams, Depends()]
 
 
-def _enqueue_new(session: SessionDep, relay: RelayLoop, doc: KnowledgePublic) -> KnowledgePublic:
+def _commit_new(session: SessionDep, relay: RelayLoop, doc: KnowledgePublic) -> KnowledgePublic:
     """The new document, committed with the processing task `add_document` wrote, which the
     relay sends now."""
     commit_and_kick(session, relay)
@@ -77,7 +77,7 @@ def upload_file(
         source=KnowledgeSource.FILE,
     )
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-    return _enqueue_new(session, relay, doc)
+    return _commit_new(session, relay, doc)
 
 
 def _batch_item(
@@ -103,7 +103,7 @@ def _batch_item(
         error = ItemError(code=exc.code, message=exc.message, details=exc.details)
         return BatchItem(file_name=name, status=exc.http_status, error=error)
     return BatchItem(
-        file_name=name, status=status.HTTP_202_ACCEPTED, knowledge=_enqueue_new(session, relay, doc)
+        file_name=name, status=status.HTTP_202_ACCEPTED, knowledge=_commit_new(session, relay, doc)
     )
 
 
@@ -139,7 +139,7 @@ def _add_fetched(
 ) -> KnowledgePublic:
     with session_scope(state.sessions) as session:
         doc = documents.add_document(session, state.settings, state.storage, tenant, kb_id, new)
-        return _enqueue_new(session, state.relay, doc)
+        return _commit_new(session, state.relay, doc)
 
 
 @router.post("/knowledge-bases/{kb_id}/knowledge/url", status_code=status.HTTP_202_ACCEPTED)
@@ -177,7 +177,7 @@ def add_text(
     """Add raw text (Markdown) as a document."""
     new = documents.text_import_document(settings, body)
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
-    return _enqueue_new(session, relay, doc)
+    return _commit_new(session, relay, doc)
 
 
 @router.get("/knowledge-bases/{kb_id}/knowledge")
