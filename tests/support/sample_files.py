@@ -13,6 +13,7 @@ __all__ = [
     "corrupt_pdf",
     "docx_bomb",
     "docx_file",
+    "docx_with_extra_entries",
     "encrypted_pdf",
     "html_file",
     "mixed_pdf",
@@ -144,6 +145,18 @@ def docx_bomb(inflated_mib: int) -> bytes:
                 for _ in range(inflated_mib):
                     part.write(_BOMB_PIECE)
                 part.write(tail)
+    return out.getvalue()
+
+
+def docx_with_extra_entries(extra: int) -> bytes:
+    """A real DOCX with `extra` more one-byte files in its archive, after its own parts."""
+    plain = zipfile.ZipFile(io.BytesIO(docx_file(["padded"])))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as padded:
+        for entry in plain.infolist():
+            padded.writestr(entry, plain.read(entry))
+        for i in range(extra):
+            padded.writestr(f"pad/{i}", b"x")
     return out.getvalue()
 
 
