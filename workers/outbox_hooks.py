@@ -25,6 +25,7 @@ from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.db.outbox import TaskName, record_failure, record_retry, record_start, settle
 from graphrag.ingest.relay_loop import RelayLoop
 from workers.celery_app import app
+from workers.pool import runs_tasks_itself
 from workers.queue import CeleryTaskQueue
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ def _start_in_child(**_: Any) -> None:
 @signals.worker_ready.connect
 def _start_in_worker(sender: Any, **_: Any) -> None:
     # A prefork worker relays from its children; a thread or solo pool runs tasks here.
-    if "prefork" not in type(sender.pool).__module__:
+    if runs_tasks_itself(sender):
         _relay()
 
 
