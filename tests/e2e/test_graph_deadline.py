@@ -1,11 +1,13 @@
 """A graph task's time limit under the threads pool, which enforces none of Celery's limits: a
 chunk whose LLM answer comes after the task's soft limit fails with the reason and writes
-nothing, while its sibling, answered in time, builds its graph and the document completes."""
+nothing, while its sibling, answered in time, builds its graph and the document completes.
+The threads worker runs under the memory ceiling as a whole."""
 
 from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -37,10 +39,20 @@ pytestmark = pytest.mark.e2e
 
 TIME_LIMIT_S, MARGIN_S = 4, 2  # the soft limit, and so the task's deadline: 2 s
 ANSWER_DELAY_S = 3.0  # past the deadline, within the hard limit and the LLM timeout
+CEILING_MB = 3000
 LIMITS = {
     "CELERY_GRAPH_TIME_LIMIT_S": str(TIME_LIMIT_S),
     "CELERY_GRAPH_SOFT_LIMIT_MARGIN_S": str(MARGIN_S),
+    "CELERY_WORKER_MEMORY_CEILING_MB": str(CEILING_MB),
 }
+
+
+def _data_limit(pid: int) -> int:
+    """The soft RLIMIT_DATA of a process, in bytes, from /proc."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max data size"):
+            return int(line.split()[3])
+    raise AssertionError("no data size limit line")
 
 
 def test_a_graph_task_past_its_deadline_fails_under_the_threads_pool(
@@ -86,6 +98,8 @@ def test_a_graph_task_past_its_deadline_fails_under_the_threads_pool(
             # Parsed here; the graph worker's relay sends the chunk tasks to its threads.
             assert process_document(ctx, doc_id, 1) is ProcessOutcome.INDEXED
             doc = wait_document(ctx, doc_id, finished)
+            assert worker.proc is not None
+            data_limit = _data_limit(worker.proc.pid)  # the worker runs the tasks' threads
         finally:
             worker.stop()
         with session_scope(sessions) as session:
@@ -99,6 +113,7 @@ def test_a_graph_task_past_its_deadline_fails_under_the_threads_pool(
         driver.close()
 
     assert "pool threads" in log.read_text()  # the pool that enforces no Celery time limit
+    assert data_limit == CEILING_MB * 1024 * 1024
     assert doc.parse_status == ParseStatus.COMPLETED and doc.failed_chunk_count == 1
     (slow, slow_status, slow_error), (_, quick_status, _) = chunks
     assert "SLOWPOKE" in slow and slow_status == GraphStatus.FAILED
