@@ -22,6 +22,7 @@ TASK_MODULES = [
     "workers.tasks_memory",
     "workers.outbox_hooks",
     "workers.heartbeat",
+    "workers.memory_ceiling",
 ]
 
 
@@ -35,6 +36,9 @@ def create_celery(settings: Settings) -> Celery:
         # A worker killed mid-task must not lose the message: it goes back to the queue.
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=c.prefetch_multiplier,
+        # A prefork child grown past this (its resident size, checked after each task) is
+        # replaced: memory a large document left behind goes back to the machine.
+        worker_max_memory_per_child=c.max_memory_per_child_mb * 1024 or None,
         result_expires=c.result_expires_s,
         worker_hijack_root_logger=False,
         include=TASK_MODULES,

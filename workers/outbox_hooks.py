@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.engine import session_scope
 from graphrag.db.outbox import TaskName, record_failure, record_retry, record_start, settle
+from workers.pool import runs_tasks_itself
 from workers.scope import process_scope
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ def _start_in_child(**_: Any) -> None:
 @signals.worker_ready.connect
 def _start_in_worker(sender: Any, **_: Any) -> None:
     # A prefork worker relays from its children; a thread or solo pool runs tasks here.
-    if "prefork" not in type(sender.pool).__module__:
+    if runs_tasks_itself(sender):
         process_scope().start_relay()
 
 

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Literal
+from typing import Any, Literal
 
 from graphrag.errors import GraphragError
 from graphrag.llm.server_info import slot_limit
 from graphrag.settings import Settings
 
-__all__ = ["PoolChoice", "choose_pool", "sized_for_threads", "warm_up_on_start"]
+__all__ = [
+    "PoolChoice",
+    "choose_pool",
+    "runs_tasks_itself",
+    "sized_for_threads",
+    "warm_up_on_start",
+]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +39,12 @@ def choose_pool(
     if pool == "threads" and not concurrency:
         concurrency = slot_limit(settings.llm) * settings.celery.graph_threads_per_slot
     return pool, concurrency
+
+
+def runs_tasks_itself(worker: Any) -> bool:
+    """Whether the worker (a `worker_ready` sender) runs tasks in its own process: a thread or
+    solo pool does, a prefork worker leaves them to its children."""
+    return "prefork" not in type(worker.pool).__module__
 
 
 def sized_for_threads(settings: Settings, threads: int) -> Settings:

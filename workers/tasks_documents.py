@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from contextlib import suppress
 from typing import Any
 
 from celery import Task
@@ -12,6 +13,7 @@ from graphrag.ingest.processing import fail_document, process_document
 from graphrag.ingest.purge import purge_document, purge_knowledge_base
 from graphrag.ingest.reconcile import reconcile
 from workers.celery_app import app
+from workers.memory_ceiling import OVER_CEILING, MemoryCeilingError
 from workers.scope import process_scope
 
 _settings = app.conf.graphrag_settings
@@ -20,13 +22,16 @@ _SOFT_LIMIT_S = _celery.docparse_time_limit_s - _celery.docparse_soft_limit_marg
 
 
 class _ProcessTask(Task):
-    """A crash of the processing (a bug, a time limit) ends the document `failed`, not stuck."""
+    """A crash of the processing (a bug, a time limit, the memory ceiling) ends the document
+    `failed`, not stuck."""
 
     def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         knowledge_id, attempt = args
         reason = None
         if isinstance(exc, SoftTimeLimitExceeded):
             reason = f"processing took longer than its time limit ({_SOFT_LIMIT_S} s)"
+        elif isinstance(exc, MemoryCeilingError):
+            reason = OVER_CEILING
         fail_document(process_scope().ingest, uuid.UUID(knowledge_id), attempt, exc, reason)
 
 
@@ -41,10 +46,14 @@ class _ProcessTask(Task):
 def process(knowledge_id: str, attempt: int) -> str:
     """Parse, chunk, embed and index one attempt of a document.
 
-    Past the soft time limit the document is failed with the reason (`on_failure`); a hard
-    kill leaves it to the poison count of the next delivery and to the reconciler.
+    Past the soft time limit or the memory ceiling the document is failed with the reason
+    (`on_failure`); a hard kill leaves it to the poison count of the next delivery and to the
+    reconciler.
     """
-    return process_document(process_scope().ingest, uuid.UUID(knowledge_id), attempt).value
+    with suppress(MemoryError):
+        return process_document(process_scope().ingest, uuid.UUID(knowledge_id), attempt).value
+    # Raised once the MemoryError is gone, and with it the frames that held the failed parse.
+    raise MemoryCeilingError(OVER_CEILING)
 
 
 @app.task(name="document.delete", acks_late=True, ignore_result=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from contextlib import suppress
 from typing import Any
 
 import redis
@@ -11,11 +12,19 @@ from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import OperationalError
 
 from graphrag.db.enums import GraphStatus
-from graphrag.ingest.chunk_extraction import RETRYABLE, extract_chunk_graph, fail_chunk
+from graphrag.ingest.chunk_extraction import (
+    RETRYABLE,
+    extract_chunk_graph,
+    fail_chunk,
+    time_limit_reason,
+)
 from workers.celery_app import app
+from workers.memory_ceiling import OVER_CEILING
 from workers.scope import process_scope
 
-_celery = app.conf.graphrag_settings.celery
+_settings = app.conf.graphrag_settings
+_celery = _settings.celery
+_OVER_TIME = time_limit_reason(_settings)
 
 BROKER_ERRORS = (redis.RedisError, OperationalError)
 
@@ -48,7 +57,7 @@ class _ExtractTask(Task):
     retry_jitter=False,
     max_retries=_celery.graph_max_retries,
     time_limit=_celery.graph_time_limit_s,
-    soft_time_limit=_celery.graph_time_limit_s - _celery.graph_soft_limit_margin_s,
+    soft_time_limit=_celery.graph_soft_limit_s,
     ignore_result=True,
 )
 def extract_chunk(self: Task, knowledge_id: str, attempt: int, chunk_id: str) -> str:
@@ -56,7 +65,11 @@ def extract_chunk(self: Task, knowledge_id: str, attempt: int, chunk_id: str) ->
     final = self.request.retries >= self.max_retries
     args = (process_scope().graph, uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id))
     try:
-        return extract_chunk_graph(*args, final_try=final).value
+        with suppress(MemoryError):
+            return extract_chunk_graph(*args, final_try=final).value
     except SoftTimeLimitExceeded:
-        fail_chunk(*args, reason="extraction exceeded its time limit")
+        fail_chunk(*args, reason=_OVER_TIME)
         return GraphStatus.FAILED.value
+    # Settled here: Celery stops the whole worker on a MemoryError out of a task.
+    fail_chunk(*args, reason=OVER_CEILING)
+    return GraphStatus.FAILED.value

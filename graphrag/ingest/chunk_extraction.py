@@ -56,6 +56,7 @@ __all__ = [
     "GraphContext",
     "extract_chunk_graph",
     "fail_chunk",
+    "time_limit_reason",
 ]
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,11 @@ _SET_COUNTS = (
         relation_count=bindparam("p_relations", type_=Integer),
     )
 )
+
+
+def time_limit_reason(settings: Settings) -> str:
+    """Why a chunk whose task ran past its soft time limit failed."""
+    return f"extraction exceeded its time limit ({settings.celery.graph_soft_limit_s} s)"
 
 
 def _load(ctx: GraphContext, key: _Key) -> _Work | None:
@@ -219,6 +225,13 @@ def extract_chunk_graph(
 def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bool) -> ChunkOutcome:
     try:
         graph = _extract(ctx, work, spend)
+        if time.monotonic() - spend.started > ctx.settings.celery.graph_soft_limit_s:
+            # The task's own deadline, checked between its steps: Celery's threads pool
+            # enforces no time limit, and a step (a slot wait, the call) is bounded only by its
+            # own timeout. The answer is counted; nothing is written.
+            _settle(ctx, key, GraphStatus.FAILED, time_limit_reason(ctx.settings), spend)
+            log.warning("chunk %s failed: over its time limit", key.chunk_id)
+            return ChunkOutcome.FAILED
         if not _write_and_settle(ctx, work, key, graph, spend):
             return ChunkOutcome.STALE
     except RETRYABLE as exc:

@@ -12,9 +12,10 @@ import zipfile
 from PIL import Image
 
 from graphrag.errors import CorruptFileError, DecodeBudgetError
+from graphrag.ingest.zip_directory import CentralDirectory, entry_names, find_directory
 from graphrag.settings import IngestSettings
 
-__all__ = ["apply_pillow_limit", "check_docx_archive", "check_pixels"]
+__all__ = ["apply_pillow_limit", "check_docx_archive", "check_docx_entries", "check_pixels"]
 
 
 def apply_pillow_limit(settings: IngestSettings) -> None:
@@ -22,21 +23,38 @@ def apply_pillow_limit(settings: IngestSettings) -> None:
     Image.MAX_IMAGE_PIXELS = settings.image_max_pixels
 
 
+def check_docx_entries(data: bytes, directory: CentralDirectory, max_entries: int) -> None:
+    """Refuse an archive of more than `max_entries` files before `zipfile` reads its directory:
+    from the count its end record declares, else by walking at most one record past the budget
+    (the declared count may lie)."""
+    if directory.declared_entries > max_entries:
+        raise DecodeBudgetError(
+            f"the DOCX archive holds {directory.declared_entries} files "
+            f"(at most {max_entries}, ingest.docx_max_entries)"
+        )
+    for count, _ in enumerate(entry_names(data, directory), start=1):
+        if count > max_entries:
+            raise DecodeBudgetError(
+                f"the DOCX archive holds more than {max_entries} files (ingest.docx_max_entries)"
+            )
+
+
 def check_docx_archive(data: bytes, settings: IngestSettings) -> None:
     """Refuse a DOCX whose entries would inflate beyond the budgets, from the zip directory only.
 
+    The entry count is checked first, within its bound; then `zipfile` reads the directory.
     `zipfile` never inflates an entry past the size its directory declares, so checking the
     declared sizes bounds what python-docx can later read.
     """
+    directory = find_directory(data)
+    if directory is None:
+        raise CorruptFileError("the DOCX document cannot be read: it has no zip directory")
+    check_docx_entries(data, directory, settings.docx_max_entries)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             entries = archive.infolist()
     except (zipfile.BadZipFile, ValueError, EOFError) as exc:
         raise CorruptFileError(f"the DOCX document cannot be read: {exc}") from exc
-    if len(entries) > settings.docx_max_entries:
-        raise DecodeBudgetError(
-            f"the DOCX archive holds {len(entries)} files (at most {settings.docx_max_entries})"
-        )
     total = 0
     for entry in entries:
         size = entry.file_size

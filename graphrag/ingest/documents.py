@@ -132,6 +132,7 @@ def add_document(
         file_name=new.file_name,
         media_type=new.media_type,
         max_control_ratio=settings.ingest.max_control_char_ratio,
+        docx_max_entries=settings.ingest.docx_max_entries,
     )
     sha256 = hashlib.sha256(new.data).hexdigest()
     existing = _existing_duplicate(session, kb_id, sha256)

@@ -7,13 +7,13 @@ Markdown and HTML; with no claim, content that opens like an HTML page is HTML, 
 
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import PurePosixPath
 
 from graphrag.errors import EmptyFileError, UnsupportedMediaError
+from graphrag.ingest.decode_budgets import check_docx_entries
 from graphrag.ingest.models import FileType
 from graphrag.ingest.text_decoding import decode_text, looks_like_text
+from graphrag.ingest.zip_directory import entry_names, find_directory
 from graphrag.text_scan import ascii_lower, skip_spaces
 
 __all__ = [
@@ -64,7 +64,7 @@ _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _JPEG_MAGIC = b"\xff\xd8\xff"
 _TIFF_MAGICS = (b"II*\x00", b"MM\x00*")
 _ZIP_MAGIC = b"PK\x03\x04"
-_DOCX_MAIN_PART = "word/document.xml"
+_DOCX_MAIN_PART = b"word/document.xml"
 # How much of a text upload is inspected for an HTML opening; enough for a doctype and comments.
 _HTML_SNIFF_CHARS = 2048
 _COMMENT_OPEN, _COMMENT_CLOSE = "<!--", "-->"
@@ -127,16 +127,26 @@ def _opens_like_html(head: str) -> bool:
     return any(text.startswith(n, pos) and _word_ends(text, pos + len(n)) for n in _HTML_ROOTS)
 
 
-def _is_docx(data: bytes) -> bool:
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return _DOCX_MAIN_PART in archive.namelist()
-    except zipfile.BadZipFile:
+def _is_docx(data: bytes, max_entries: int | None) -> bool:
+    """Whether the ZIP's directory names the main part of a Word document; with `max_entries`,
+    an archive of more files is refused first (DecodeBudgetError), its records left unread."""
+    directory = find_directory(data)
+    if directory is None:
         return False
+    if max_entries is not None:
+        check_docx_entries(data, directory, max_entries)
+    # The records are walked without being kept: the main part usually comes in the first few.
+    return any(name == _DOCX_MAIN_PART for name in entry_names(data, directory))
 
 
-def sniff_content(data: bytes, max_control_ratio: float) -> FileType | None:
-    """The kind the bytes themselves show: a binary kind, HTML or TXT for text, else None."""
+def sniff_content(
+    data: bytes, max_control_ratio: float, docx_max_entries: int | None = None
+) -> FileType | None:
+    """The kind the bytes themselves show: a binary kind, HTML or TXT for text, else None.
+
+    A ZIP of more than `docx_max_entries` files raises DecodeBudgetError (None: not counted
+    here; the worker counts before it reads the archive).
+    """
     if _PDF_MAGIC in data[:_PDF_HEADER_WINDOW]:
         return FileType.PDF
     if data.startswith(_PNG_MAGIC):
@@ -146,7 +156,7 @@ def sniff_content(data: bytes, max_control_ratio: float) -> FileType | None:
     if data.startswith(_TIFF_MAGICS):
         return FileType.TIFF
     if data.startswith(_ZIP_MAGIC):
-        return FileType.DOCX if _is_docx(data) else None
+        return FileType.DOCX if _is_docx(data, docx_max_entries) else None
     if not looks_like_text(data, max_control_ratio):
         return None
     head = decode_text(data[: _HTML_SNIFF_CHARS * 4])[:_HTML_SNIFF_CHARS]
@@ -172,17 +182,19 @@ def detect_file_type(
     file_name: str | None = None,
     media_type: str | None = None,
     max_control_ratio: float,
+    docx_max_entries: int | None = None,
 ) -> FileType:
     """The kind of an upload, from its content, refused unless the name and type agree with it.
 
-    Raises EmptyFileError for no bytes (or a text file holding only whitespace) and
+    Raises EmptyFileError for no bytes (or a text file holding only whitespace),
     UnsupportedMediaError for content we cannot recognise, an unsupported extension or content
-    type, or a claim that contradicts the content (a `.pdf` holding a PNG).
+    type, or a claim that contradicts the content (a `.pdf` holding a PNG), and
+    DecodeBudgetError for a ZIP of more than `docx_max_entries` files.
     """
     if not data:
         raise EmptyFileError("the file is empty", name=file_name)
     claims = _claims(file_name, media_type)
-    sniffed = sniff_content(data, max_control_ratio)
+    sniffed = sniff_content(data, max_control_ratio, docx_max_entries)
     if sniffed is None:
         raise UnsupportedMediaError("the file content is not a supported kind", name=file_name)
     if sniffed.is_text:

@@ -42,5 +42,5 @@ def parse_file(
         check_docx_archive(data, settings)
         return parse_docx(data)
     if file_type is FileType.HTML:
-        return parse_html(data)
+        return parse_html(data, settings)
     return parse_plain_text(data, file_type)

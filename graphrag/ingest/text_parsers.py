@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterator
+from lxml import etree
 
-from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning
-from bs4.element import NavigableString, PageElement, PreformattedString, Tag
-
+from graphrag.errors import DecodeBudgetError
 from graphrag.ingest.models import FileType, ParsedDocument, ParsedPage
 from graphrag.ingest.text_decoding import clean_text, decode_text
+from graphrag.settings import IngestSettings
 from graphrag.text_scan import collapse_spaces, line_groups
 
 __all__ = ["html_to_blocks", "parse_html", "parse_plain_text"]
 
 # Elements whose content is code or hidden markup, never reader-visible text.
-_DROPPED_TAGS = ("script", "style", "noscript", "template")
+_DROPPED_TAGS = frozenset({"script", "style", "noscript", "template"})
 # Elements that start a new block of text when a browser lays the page out.
 _BLOCK_TAGS = frozenset(
     {
@@ -25,6 +23,8 @@ _BLOCK_TAGS = frozenset(
         *("section", "summary", "table", "td", "th", "title", "tr", "ul"),
     }
 )
+_PRE = "pre"
+_LINE_BREAK_TAG = "br"
 _BLOCK_BREAK = "\n\n"
 _LINE_BREAK = "\n"
 
@@ -42,49 +42,98 @@ def parse_plain_text(data: bytes, file_type: FileType) -> ParsedDocument:
     return ParsedDocument(file_type=file_type, pages=[_page(clean_text(decode_text(data)))])
 
 
-def _walk(soup: BeautifulSoup) -> Iterator[str]:
-    """The visible text of the tree in document order, with block and line breaks.
+class _TextTarget:
+    """Receives libxml2's parse events and keeps the visible text, with block and line breaks.
 
-    One iterative pass, each node visited once and the tree left as it is: no lookups of
-    parents or sibling positions, so time stays linear however deep or wide the markup is.
+    No tree is built: the events come balanced (libxml2 closes what the markup left open), so
+    a stack of the open element names says what each piece of text is inside. Comments,
+    doctypes, CDATA and processing instructions have no handler here and so are dropped.
     """
-    # Each entry: (node, inside <pre>); a str entry is a break emitted after the children.
-    stack: list[tuple[PageElement, bool] | str] = [(soup, False)]
-    while stack:
-        entry = stack.pop()
-        if isinstance(entry, str):
-            yield entry
-            continue
-        node, in_pre = entry
-        if isinstance(node, PreformattedString):  # comments, doctype, CDATA, PIs
-            continue
-        if isinstance(node, NavigableString):
-            yield str(node) if in_pre else collapse_spaces(str(node))
-            continue
-        if not isinstance(node, Tag) or node.name in _DROPPED_TAGS:
-            continue
-        if node.name == "br":
-            yield _LINE_BREAK
-            continue
-        if node.name in _BLOCK_TAGS:
-            yield _BLOCK_BREAK
-            stack.append(_BLOCK_BREAK)
-        inner = in_pre or node.name == "pre"
-        stack.extend((child, inner) for child in reversed(node.contents))
+
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        self.parts: list[str] = []
+        self.text: list[str] = []  # the pieces of the current run of text, not yet spaced
+        self.open: list[str] = []
+        self.dropped = 0  # open elements whose content is never shown
+        self.preformatted = 0  # open <pre> elements: their spacing is kept
+
+    def start(self, tag: str, attrib: object) -> None:
+        """An element opens: a block break, a line break, or hidden content from here."""
+        if len(self.open) >= self.max_depth:
+            # libxml2 looks through the open elements for each stray end tag: a cap on their
+            # number bounds the work per byte (a real page nests far less deep).
+            raise DecodeBudgetError(
+                f"the HTML page nests elements deeper than {self.max_depth} (ingest.html_max_depth)"
+            )
+        self._flush()
+        self.open.append(tag)
+        if tag in _DROPPED_TAGS:
+            self.dropped += 1
+        elif tag == _PRE:
+            self.preformatted += 1
+        if self.dropped:
+            return
+        if tag == _LINE_BREAK_TAG:
+            self.parts.append(_LINE_BREAK)
+        elif tag in _BLOCK_TAGS:
+            self.parts.append(_BLOCK_BREAK)
+
+    def end(self, tag: str) -> None:
+        """The innermost open element closes."""
+        self._flush()
+        name = self.open.pop()
+        if name in _DROPPED_TAGS:
+            self.dropped -= 1
+        elif name == _PRE:
+            self.preformatted -= 1
+        if not self.dropped and name in _BLOCK_TAGS:
+            self.parts.append(_BLOCK_BREAK)
+
+    def data(self, text: str) -> None:
+        """A piece of text (libxml2 hands a run over in pieces, e.g. around each entity)."""
+        if not self.dropped:
+            self.text.append(text)
+
+    def _flush(self) -> None:
+        """The run of text so far: as it is inside <pre>, its whitespace runs made one space
+        elsewhere (a run split by an entity or a comment is still one run)."""
+        if self.text:
+            run = "".join(self.text)
+            self.parts.append(run if self.preformatted else collapse_spaces(run))
+            self.text.clear()
+
+    def close(self) -> str:
+        """All the text, once the parse has ended."""
+        self._flush()
+        return "".join(self.parts)
 
 
-def html_to_blocks(markup: str) -> list[str]:
-    """Visible text of an HTML document as blocks, in document order."""
-    with warnings.catch_warnings():
-        # Short inputs that look like a URL or XHTML with an XML prolog are still HTML to us.
-        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
-        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(markup, "html.parser")
+def html_to_blocks(markup: str, max_depth: int) -> list[str]:
+    """Visible text of an HTML document as blocks, in document order.
+
+    libxml2's HTML parser reads the markup in C; raises DecodeBudgetError when elements nest
+    deeper than `max_depth`.
+    """
+    # huge_tree lifts libxml2's own cap on one comment or attribute (about 10 MB), past which
+    # the rest of it would be read as page text; the page size is a budget of ours instead.
+    parser = etree.HTMLParser(target=_TextTarget(max_depth), huge_tree=True)
+    parser.feed(markup)
+    text: str = parser.close()
     # A blank line (only whitespace) ends a block; lines are stripped, empty ones dropped.
-    return line_groups("".join(_walk(soup)))
+    return line_groups(text)
 
 
-def parse_html(data: bytes) -> ParsedDocument:
-    """HTML: visible text only (no script, style, noscript, template); a block per paragraph."""
-    blocks = html_to_blocks(clean_text(decode_text(data)))
+def parse_html(data: bytes, settings: IngestSettings) -> ParsedDocument:
+    """HTML: visible text only (no script, style, noscript, template); a block per paragraph.
+
+    Raises DecodeBudgetError for a page over `settings.html_max_bytes` or nesting deeper than
+    `settings.html_max_depth`.
+    """
+    if len(data) > settings.html_max_bytes:
+        raise DecodeBudgetError(
+            f"the HTML page is {len(data)} bytes, over the budget of "
+            f"{settings.html_max_bytes} bytes (ingest.html_max_bytes)"
+        )
+    blocks = html_to_blocks(clean_text(decode_text(data)), settings.html_max_depth)
     return ParsedDocument(file_type=FileType.HTML, pages=[ParsedPage(blocks=blocks)])

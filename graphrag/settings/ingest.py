@@ -51,6 +51,8 @@ class IngestSettings(_Section):
     docx_max_total_bytes: int = Field(gt=0)
     docx_max_ratio: float = Field(gt=1)
     docx_ratio_min_bytes: int = Field(ge=0)
+    html_max_bytes: int = Field(gt=0, description="one HTML page, before it is parsed")
+    html_max_depth: int = Field(gt=0, description="elements open at once in an HTML page")
     image_max_pixels: int = Field(gt=0)
     tiff_max_frames: int = Field(gt=0)
     pdf_max_pages: int = Field(gt=0)

@@ -33,6 +33,18 @@ class CelerySettings(_Section):
     graph_threads_per_slot: int = Field(ge=1)
     heartbeat_interval_s: float = Field(gt=0.0, description="a worker renews its heartbeat")
     heartbeat_ttl_s: float = Field(gt=0.0, description="a worker silent this long is gone")
+    worker_memory_ceiling_mb: int = Field(
+        ge=0, description="data of one process that runs tasks (RLIMIT_DATA); 0: none"
+    )
+    max_memory_per_child_mb: int = Field(
+        ge=0, description="a prefork child larger than this after a task is replaced; 0: never"
+    )
+
+    @property
+    def graph_soft_limit_s(self) -> int:
+        """When a graph task fails for its time: Celery's soft limit, and the task's own
+        deadline under the threads pool, where Celery enforces no limit."""
+        return self.graph_time_limit_s - self.graph_soft_limit_margin_s
 
 
 class OutboxSettings(_Section):

@@ -1,7 +1,7 @@
-"""Decode budgets in a real docparse worker: a TIFF over the frame cap, a PDF over the page cap
-and a picture over the pixel budget each end `failed` with the budget that stopped them, after
-one delivery (a refusal is not a crash: nothing is redelivered), while a normal document queued
-behind them completes on the same process."""
+"""Decode budgets in a real docparse worker: a TIFF over the frame cap, a PDF over the page cap,
+a picture over the pixel budget and a DOCX of too many files each end `failed` with the budget
+that stopped them, after one delivery (a refusal is not a crash: nothing is redelivered), while a
+normal document queued behind them completes on the same process."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ CAPS = {
     "INGEST_TIFF_MAX_FRAMES": "3",
     "INGEST_PDF_MAX_PAGES": "2",
     "INGEST_IMAGE_MAX_PIXELS": "40000",
+    "INGEST_DOCX_MAX_ENTRIES": "30",
 }
 
 
@@ -57,6 +58,11 @@ def test_files_over_their_decode_budget_fail_once_with_the_reason(
             "frames": (sample_files.tiff_frames(5), "many-frames.tiff", "5 frames"),
             "pages": (sample_files.text_pdf(["a", "b", "c", "d"]), "long.pdf", "4 pages"),
             "pixels": (_png(300, 200), "wide.png", "300x200"),
+            "files": (
+                sample_files.docx_with_extra_entries(40),
+                "crowded.docx",
+                "(at most 30, ingest.docx_max_entries)",
+            ),
         }
         log = data_dir() / "test-logs" / "worker-decode-budgets.log"
         worker = WorkerProcess({**env, **CAPS}, log, concurrency=1)

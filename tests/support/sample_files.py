@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
+import zlib
 
 import docx
 import pymupdf
 from PIL import Image, ImageDraw, ImageFont
 
 __all__ = [
+    "blank_png",
     "corrupt_pdf",
     "docx_bomb",
     "docx_file",
+    "docx_with_extra_entries",
     "encrypted_pdf",
     "html_file",
     "mixed_pdf",
@@ -145,6 +149,37 @@ def docx_bomb(inflated_mib: int) -> bytes:
                     part.write(_BOMB_PIECE)
                 part.write(tail)
     return out.getvalue()
+
+
+def docx_with_extra_entries(extra: int) -> bytes:
+    """A real DOCX with `extra` more one-byte files in its archive, after its own parts."""
+    plain = zipfile.ZipFile(io.BytesIO(docx_file(["padded"])))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as padded:
+        for entry in plain.infolist():
+            padded.writestr(entry, plain.read(entry))
+        for i in range(extra):
+            padded.writestr(f"pad/{i}", b"x")
+    return out.getvalue()
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def blank_png(width: int, height: int) -> bytes:
+    """A black greyscale PNG written row by row without holding its pixels: a few hundred KB
+    that decode to width x height bytes (and three times that once converted to RGB)."""
+    row = bytes(width + 1)  # filter byte "none", then the row's pixels
+    deflate = zlib.compressobj()
+    idat = b"".join(deflate.compress(row) for _ in range(height)) + deflate.flush()
+    header = struct.pack(">2I5B", width, height, 8, 0, 0, 0, 0)  # 8-bit greyscale
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", header)
+        + _png_chunk(b"IDAT", idat)
+        + _png_chunk(b"IEND", b"")
+    )
 
 
 def tiff_frames(count: int, size: int = 64) -> bytes:

@@ -23,6 +23,7 @@ from tests.support import sample_files
 pytestmark = pytest.mark.unit
 
 pymupdf: Any = _pymupdf
+DEPTH = get_settings().ingest.html_max_depth
 
 
 def _ingest(**caps: Any) -> IngestSettings:
@@ -110,7 +111,7 @@ def _calls(markup: str) -> int:
 
     sys.setprofile(profile)
     try:
-        html_to_blocks(markup)
+        html_to_blocks(markup, DEPTH)
     finally:
         sys.setprofile(None)
     return count
@@ -122,11 +123,15 @@ def _calls(markup: str) -> int:
     ids=["nested-divs", "nested-pre", "nested-paragraphs"],
 )
 def test_html_work_grows_linearly_with_nesting(unit: str) -> None:
-    small, large = 500, 2000
+    small, large = 100, 400  # repeats of the unit: the deepest stays within the budget
     ratio = _calls(unit * large) / _calls(unit * small)
     assert ratio < (large / small) * 1.5, ratio
 
 
-def test_deep_html_keeps_its_text() -> None:
-    blocks = html_to_blocks("<div>" * 3000 + "deep text" + "</div>" * 3000)
+def test_deep_html_keeps_its_text_up_to_the_depth_budget() -> None:
+    # <html> and <body> are open around the page's own elements.
+    levels = DEPTH - 2
+    blocks = html_to_blocks("<div>" * levels + "deep text" + "</div>" * levels, DEPTH)
     assert blocks == ["deep text"]
+    with pytest.raises(DecodeBudgetError, match=r"deeper than \d+ \(ingest\.html_max_depth\)"):
+        html_to_blocks("<div>" * (levels + 1) + "too deep", DEPTH)
