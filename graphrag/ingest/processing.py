@@ -32,13 +32,13 @@ from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
 from graphrag.db.outbox import TaskRequest, end_own_task, start_own_task
 from graphrag.db.outbox import process_document as process_request
 from graphrag.errors import InvalidInputError, ParseError
-from graphrag.ingest.captioning import build_captioner
 from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.context import IngestContext
-from graphrag.ingest.graph_purges import remove_document_graph
-from graphrag.ingest.graph_selection import select_graph_chunks
+from graphrag.ingest.graph.purges import remove_document_graph
+from graphrag.ingest.graph.selection import select_graph_chunks
 from graphrag.ingest.models import ChunkDraft, FileType, ParsedDocument
-from graphrag.ingest.parsing import parse_file
+from graphrag.ingest.parsers.captioning import build_captioner
+from graphrag.ingest.parsers.parse import parse_file
 from graphrag.ingest.poison import fail_if_poisoned
 from graphrag.ingest.schemas import StageProgress
 from graphrag.kb.chunking import ChunkingConfig
@@ -360,7 +360,7 @@ def _write(
 
 def _graph_on_now(ctx: IngestContext, session: Session, job: _Job) -> bool:
     """The base's graph switch as committed now, read under a share lock of the base's row: a
-    switch flipped while this document was parsed is seen here (see `ingest.graph_switch`)."""
+    switch flipped while this document was parsed is seen here (see `ingest.graph.switch`)."""
     row = session.execute(_GRAPH_SWITCH, {"p_kb": job.kb_id}).first()
     return row is not None and stored_graph_on(ctx.settings, row.indexing, row.extract_config)
 

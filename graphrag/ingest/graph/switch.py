@@ -28,7 +28,7 @@ from graphrag.db.enums import GraphStatus, OutboxStatus, ParseStatus, Stage, Sta
 from graphrag.db.models import Chunk, Knowledge, OutboxTask
 from graphrag.db.outbox import TaskName
 from graphrag.graph.store import GraphStore
-from graphrag.ingest.graph_selection import select_graph_chunks
+from graphrag.ingest.graph.selection import select_graph_chunks
 from graphrag.ingest.processing import over_graph_budget
 from graphrag.ingest.schemas import StageProgress
 from graphrag.kb import service as kb_service
