@@ -35,13 +35,13 @@ from graphrag.auth.rate_limit import FailedAuthLimiter, RateLimiter
 from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.neo4j_client import connect_driver
-from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
-from graphrag.ingest.url_gate import UrlImportGate
+from graphrag.ingest.url.gate import UrlImportGate
 from graphrag.llm.client import LlmClient
 from graphrag.llm.concurrency import interactive_limiter
 from graphrag.memory.context import open_memory_context
 from graphrag.metrics import QueueDepthCollector, llm_metrics
+from graphrag.outbox.relay_loop import RelayLoop
 from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
 from graphrag.settings import Settings, get_settings
 from workers.queue import sender_queue

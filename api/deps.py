@@ -14,8 +14,8 @@ from api.state import AppState
 from graphrag.chat.sessions import SessionAccess
 from graphrag.db.engine import session_scope
 from graphrag.graph.store import GraphStore
-from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
+from graphrag.outbox.relay_loop import RelayLoop
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
 

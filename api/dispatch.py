@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from graphrag.ingest.relay_loop import RelayLoop
+from graphrag.outbox.relay_loop import RelayLoop
 
 __all__ = ["commit_and_kick"]
 

@@ -14,11 +14,11 @@ from graphrag.auth.rate_limit import FailedAuthLimiter, RateLimiter
 from graphrag.chat.turn import ChatServices, MemoryPort
 from graphrag.faces.services import FaceServices
 from graphrag.graph.store import GraphStore
-from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
-from graphrag.ingest.url_gate import UrlImportGate
+from graphrag.ingest.url.gate import UrlImportGate
 from graphrag.llm.client import LlmClient
 from graphrag.memory.context import MemoryContext
+from graphrag.outbox.relay_loop import RelayLoop
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
 

@@ -25,7 +25,7 @@ from bench.ingest_queue import QueueBenchConfig, run_queue_bench
 from bench.sample_text import paragraphs
 from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.models import FileType
-from graphrag.ingest.parsing import parse_file
+from graphrag.ingest.parsers.parse import parse_file
 from graphrag.kb.chunking import default_chunking
 from graphrag.settings import IngestSettings, get_settings
 from tests.support.sample_files import text_pdf

@@ -17,10 +17,10 @@ from graphrag.db.enums import Stage, StageStatus
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.batch import DocumentState, ensure_kb_by_name, poll_states, submit_files
-from graphrag.ingest.relay import relay_once
 from graphrag.ingest.run_summary import RunSummary, summarize
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.server_info import slot_limit
+from graphrag.outbox.relay import relay_once
 from graphrag.settings import Settings
 from graphrag.task_queue import TaskQueue
 

@@ -19,8 +19,8 @@ from graphrag.chat.standalone import open_chat_services
 from graphrag.db.engine import session_scope
 from graphrag.errors import UnauthorizedError
 from graphrag.faces.services import FaceServices
-from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
+from graphrag.outbox.relay_loop import RelayLoop
 from graphrag.settings import Settings
 
 __all__ = ["serve_stdio"]

@@ -5,8 +5,8 @@ runs one relay loop, started after the fork so no thread or connection crosses i
 keep the rows honest: a start renews the row's lease, a retry puts it back to waiting, the end
 settles it (success) or makes it due again (an unexpected error), and frees its slot at once.
 A graph chunk task and a document's processing keep their own rows in the transactions they
-run anyway (`ingest.chunk_extraction`, `ingest.processing`): their start and their success cost
-no transaction here.
+run anyway (`ingest.graph.chunk_extraction`, `ingest.processing`): their start and their
+success cost no transaction here.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def routing_conf(settings: Settings) -> dict[str, Any]:
         "accept_content": ["json"],
         # Redis redelivers a message left unacknowledged this long. Set above every task's time
         # limit (and retry countdown) so a running task is not delivered twice. Messages the
-        # broker loses outright are sent again from the outbox (graphrag/ingest/relay.py).
+        # broker loses outright are sent again from the outbox (graphrag/outbox/relay.py).
         "broker_transport_options": {"visibility_timeout": c.broker_visibility_timeout_s},
         "task_default_queue": c.default_queue,
         "task_queues": [

@@ -25,15 +25,15 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.db.engine import make_engine, make_session_factory
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.neo4j_client import connect_driver
-from graphrag.ingest.chunk_extraction import GraphContext
 from graphrag.ingest.context import IngestContext
-from graphrag.ingest.relay_loop import RelayLoop
+from graphrag.ingest.graph.chunk_extraction import GraphContext
 from graphrag.ingest.storage import FileStorage
 from graphrag.llm.client import LlmClient
 from graphrag.llm.concurrency import background_limiter
 from graphrag.llm.server_info import slot_limit
 from graphrag.memory.context import MemoryContext, open_memory_context
 from graphrag.metrics import llm_metrics
+from graphrag.outbox.relay_loop import RelayLoop
 from graphrag.search.embeddings import build_embedder
 from graphrag.settings import Settings
 from workers.celery_app import app

@@ -12,7 +12,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import OperationalError
 
 from graphrag.db.enums import GraphStatus
-from graphrag.ingest.chunk_extraction import (
+from graphrag.ingest.graph.chunk_extraction import (
     RETRYABLE,
     extract_chunk_graph,
     fail_chunk,

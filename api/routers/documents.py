@@ -28,7 +28,6 @@ from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.pages import Page
 from graphrag.errors import FileTooLargeError, GraphragError, InvalidInputError
 from graphrag.ingest import documents
-from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.schemas import (
     BatchItem,
     BatchUpload,
@@ -40,8 +39,9 @@ from graphrag.ingest.schemas import (
     TextImport,
     UrlImport,
 )
-from graphrag.ingest.url_import import fetch_url
+from graphrag.ingest.url.fetch import fetch_url
 from graphrag.kb.service import get_kb_row
+from graphrag.outbox.relay_loop import RelayLoop
 
 router = APIRouter(prefix="/api/v1", tags=["documents"])
 Pages = Annotated[PageParams, Depends()]

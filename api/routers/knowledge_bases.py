@@ -8,7 +8,7 @@ from fastapi import APIRouter, status
 
 from api.deps import GraphStoreDep, RelayDep, SessionDep, SettingsDep, TenantDep
 from api.dispatch import commit_and_kick
-from graphrag.ingest import graph_switch
+from graphrag.ingest.graph import switch as graph_switch
 from graphrag.kb import service
 from graphrag.kb.schemas import KnowledgeBaseCreate, KnowledgeBasePublic, KnowledgeBaseUpdate
 

@@ -1,7 +1,7 @@
 """The transactional outbox: background tasks written as rows in the caller's transaction.
 
 A document's state change and the task it calls for commit together or not at all, so a broker
-that is down, restarted empty or failed over loses nothing: the relay (`graphrag.ingest.relay`)
+that is down, restarted empty or failed over loses nothing: the relay (`graphrag.outbox.relay`)
 sends the rows when it can, and a task's settlement deletes its row. One live row per piece of
 work (`dedup_key`), so writing the same request twice asks for the work once.
 """

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphrag.chat.turn import ChatServices
-from graphrag.ingest.relay_loop import RelayLoop
 from graphrag.ingest.storage import FileStorage
+from graphrag.outbox.relay_loop import RelayLoop
 from graphrag.settings import Settings
 
 __all__ = ["FaceServices"]

@@ -28,7 +28,7 @@ from graphrag.errors import (
     FileTooLargeError,
 )
 from graphrag.ingest.file_names import safe_file_name
-from graphrag.ingest.file_types import detect_file_type
+from graphrag.ingest.parsers.file_types import detect_file_type
 from graphrag.ingest.schemas import (
     ChunkPublic,
     ChunkUpdate,

@@ -127,7 +127,7 @@ class ParsedPage(BaseModel):
 
 
 class CaptionStats(BaseModel):
-    """What captioning did for one document (see `ingest.captioning`)."""
+    """What captioning did for one document (see `ingest.parsers.captioning`)."""
 
     captioned: int = 0
     failed: int = 0

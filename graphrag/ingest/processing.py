@@ -32,13 +32,13 @@ from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
 from graphrag.db.outbox import TaskRequest, end_own_task, start_own_task
 from graphrag.db.outbox import process_document as process_request
 from graphrag.errors import InvalidInputError, ParseError
-from graphrag.ingest.captioning import build_captioner
 from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.context import IngestContext
-from graphrag.ingest.graph_purges import remove_document_graph
-from graphrag.ingest.graph_selection import select_graph_chunks
+from graphrag.ingest.graph.plan import GraphCandidate, GraphPlan, plan_graph
+from graphrag.ingest.graph.purges import remove_document_graph
 from graphrag.ingest.models import ChunkDraft, FileType, ParsedDocument
-from graphrag.ingest.parsing import parse_file
+from graphrag.ingest.parsers.captioning import build_captioner
+from graphrag.ingest.parsers.parse import parse_file
 from graphrag.ingest.poison import fail_if_poisoned
 from graphrag.ingest.schemas import StageProgress
 from graphrag.kb.chunking import ChunkingConfig
@@ -49,7 +49,6 @@ __all__ = [
     "ProcessOutcome",
     "chunk_id_for",
     "fail_document",
-    "over_graph_budget",
     "process_document",
 ]
 
@@ -87,11 +86,6 @@ class ProcessOutcome(StrEnum):
     INDEXED = "indexed"  # chunks written; completed, or finalizing with graph tasks in the outbox
     FAILED = "failed"
     STALE = "stale"  # superseded, cancelled, deleted or already done: nothing touched
-
-
-def over_graph_budget(cap: int) -> str:
-    """Why a chunk beyond the per-document graph budget got no extraction."""
-    return f"over the document's graph budget of {cap} chunks (ingest.graph_max_chunks)"
 
 
 def chunk_id_for(knowledge_id: uuid.UUID, attempt: int, seq: int) -> uuid.UUID:
@@ -279,30 +273,53 @@ def _embed(
     return vectors, StageProgress(status=StageStatus.DONE, done=total, total=total, seconds=seconds)
 
 
-def _chunk_rows(
-    job: _Job, drafts: list[ChunkDraft], vectors: list[list[float] | None]
-) -> list[dict[str, Any]]:
+def _new_chunks(job: _Job, drafts: list[ChunkDraft]) -> list[GraphCandidate]:
+    """The document's new chunks as the graph plan reads them, none sent to the graph yet."""
     ids = {d.seq: chunk_id_for(job.knowledge_id, job.attempt, d.seq) for d in drafts}
     return [
+        GraphCandidate(
+            id=ids[d.seq],
+            seq=d.seq,
+            chunk_type=d.chunk_type.value,
+            content=d.content,
+            parent_chunk_id=ids[d.parent_seq] if d.parent_seq is not None else None,
+            graph_status=GraphStatus.SKIPPED,
+        )
+        for d in drafts
+    ]
+
+
+def _chunk_rows(
+    job: _Job,
+    chunks: list[GraphCandidate],
+    drafts: list[ChunkDraft],
+    vectors: list[list[float] | None],
+) -> list[dict[str, Any]]:
+    return [
         {
-            "id": ids[d.seq],
+            **chunk._asdict(),
             "kb_id": job.kb_id,
             "knowledge_id": job.knowledge_id,
             "attempt": job.attempt,
-            "seq": d.seq,
-            "chunk_type": d.chunk_type.value,
-            "parent_chunk_id": ids[d.parent_seq] if d.parent_seq is not None else None,
-            "content": d.content,
             "page": d.page,
             "start_offset": d.start_offset,
             "end_offset": d.end_offset,
             "enabled": True,
             "embedding": vector,
-            "graph_status": GraphStatus.SKIPPED,
             "graph_error": None,
         }
-        for d, vector in zip(drafts, vectors, strict=True)
+        for chunk, d, vector in zip(chunks, drafts, vectors, strict=True)
     ]
+
+
+def _mark_planned(rows: list[dict[str, Any]], plan: GraphPlan) -> None:
+    """The plan written into the rows about to be inserted (the document's whole chunk set)."""
+    pending, over = set(plan.extract), set(plan.over_budget)
+    for row in rows:
+        if row["id"] in pending:
+            row["graph_status"] = GraphStatus.PENDING
+        elif row["id"] in over:
+            row["graph_error"] = plan.reason
 
 
 def _write(
@@ -316,7 +333,8 @@ def _write(
     """Replace the document's chunks, settle its status and write its graph tasks in one
     transaction (with the end of the embedding stage)."""
     started = time.monotonic()
-    rows = _chunk_rows(job, drafts, vectors)
+    chunks = _new_chunks(job, drafts)
+    rows = _chunk_rows(job, chunks, drafts, vectors)
     with session_scope(ctx.sessions) as session:
         # The base first, then the document: the order a base's update or deletion locks them.
         graph_on = _graph_on_now(ctx, session, job)
@@ -324,19 +342,11 @@ def _write(
         if session.execute(_LOCK_FOR_WRITE, params).first() is None:
             return None
         end_own_task(session, job.task)
-        cap = ctx.settings.ingest.graph_max_chunks
-        graph_ids, over = _select_for_graph(rows, cap) if graph_on else ([], 0)
+        plan = plan_graph(chunks if graph_on else [], ctx.settings.ingest.graph_max_chunks)
+        _mark_planned(rows, plan)
         session.execute(_DELETE_CHUNKS, {"p_id": job.knowledge_id})
         if rows:
             session.execute(_INSERT_CHUNKS, rows)
-        if graph_ids:
-            graph_stage = StageProgress(status=StageStatus.RUNNING, total=len(graph_ids))
-        else:
-            graph_stage = StageProgress(status=StageStatus.SKIPPED)
-        if over:
-            graph_stage = graph_stage.model_copy(
-                update={"skipped": over, "detail": over_graph_budget(cap)}
-            )
         index_stage = StageProgress(
             status=StageStatus.DONE,
             done=len(rows),
@@ -346,7 +356,7 @@ def _write(
         stages = {
             Stage.EMBED: embed_stage.stored(),
             Stage.INDEX: index_stage.stored(),
-            Stage.GRAPH: graph_stage.stored(),
+            Stage.GRAPH: plan.stage.stored(),
         }
         written = {
             "p_chunks": len(rows),
@@ -354,39 +364,12 @@ def _write(
             "p_stats": parsed.stats.model_dump(),
             "p_stages": stages,
         }
-        settle_indexing(session, job.knowledge_id, job.attempt, graph_ids, written)
-        return graph_ids
+        settle_indexing(session, job.knowledge_id, job.attempt, plan.extract, written)
+        return plan.extract
 
 
 def _graph_on_now(ctx: IngestContext, session: Session, job: _Job) -> bool:
     """The base's graph switch as committed now, read under a share lock of the base's row: a
-    switch flipped while this document was parsed is seen here (see `ingest.graph_switch`)."""
+    switch flipped while this document was parsed is seen here (see `ingest.graph.switch`)."""
     row = session.execute(_GRAPH_SWITCH, {"p_kb": job.kb_id}).first()
     return row is not None and stored_graph_on(ctx.settings, row.indexing, row.extract_config)
-
-
-@dataclass(frozen=True)
-class _RowView:
-    """What graph selection reads of a chunk row about to be inserted."""
-
-    id: uuid.UUID
-    seq: int
-    chunk_type: str
-    content: str
-    parent_chunk_id: uuid.UUID | None
-
-
-def _select_for_graph(rows: list[dict[str, Any]], cap: int) -> tuple[list[uuid.UUID], int]:
-    """The chunks sent to extraction (at most `cap`, in order) and how many more were skipped;
-    marked in the rows before they are inserted (they are the document's whole chunk set)."""
-    by_id = {row["id"]: row for row in rows}
-    views = [
-        _RowView(r["id"], r["seq"], r["chunk_type"], r["content"], r["parent_chunk_id"])
-        for r in sorted(rows, key=lambda r: int(r["seq"]))
-    ]
-    selected = select_graph_chunks(views)
-    for view in selected[:cap]:
-        by_id[view.id]["graph_status"] = GraphStatus.PENDING
-    for view in selected[cap:]:
-        by_id[view.id]["graph_error"] = over_graph_budget(cap)
-    return [v.id for v in selected[:cap]], len(selected[cap:])

@@ -15,7 +15,7 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeBaseStatus, ParseStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
 from graphrag.ingest.context import IngestContext
-from graphrag.ingest.graph_purges import remove_document_graph, remove_kb_graph
+from graphrag.ingest.graph.purges import remove_document_graph, remove_kb_graph
 
 __all__ = ["purge_document", "purge_knowledge_base"]
 

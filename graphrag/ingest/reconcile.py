@@ -1,6 +1,6 @@
 """The periodic sweep that keeps documents from staying stuck: the backstop behind the outbox.
 
-Lost tasks are found within the visibility timeout by the outbox relay (`ingest/relay.py`);
+Lost tasks are found within the visibility timeout by the outbox relay (`outbox/relay.py`);
 this sweep only covers what has no live row to watch (a row given up or removed by hand, a
 document from before the outbox). Work is re-armed in the outbox in the same transaction that
 reads the stuck documents, never redone here: the tasks are idempotent, so a document whose
@@ -29,7 +29,7 @@ from graphrag.db.outbox import (
     process_document,
 )
 from graphrag.ingest.context import IngestContext
-from graphrag.ingest.graph_purges import drain_graph_purges
+from graphrag.ingest.graph.purges import drain_graph_purges
 from graphrag.ingest.poison import give_up_stuck
 
 __all__ = ["ReconcileReport", "reconcile"]

@@ -27,7 +27,7 @@ from graphrag.db.outbox import (
     settle,
 )
 from graphrag.errors import BrokerUnavailableError
-from graphrag.ingest.relay import relay_once
+from graphrag.outbox.relay import relay_once
 from graphrag.settings import OutboxSettings, Settings
 from tests.support.isolated_worker import own_database
 

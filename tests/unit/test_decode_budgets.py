@@ -13,10 +13,10 @@ import pytest
 from PIL import Image
 
 from graphrag.errors import DecodeBudgetError
-from graphrag.ingest.decode_budgets import apply_pillow_limit
 from graphrag.ingest.models import FileType
-from graphrag.ingest.parsing import parse_file
-from graphrag.ingest.text_parsers import html_to_blocks
+from graphrag.ingest.parsers.decode_budgets import apply_pillow_limit
+from graphrag.ingest.parsers.parse import parse_file
+from graphrag.ingest.parsers.text import html_to_blocks
 from graphrag.settings import IngestSettings, get_settings
 from tests.support import sample_files
 

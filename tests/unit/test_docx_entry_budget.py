@@ -11,10 +11,10 @@ from typing import NoReturn
 import pytest
 
 from graphrag.errors import DecodeBudgetError
-from graphrag.ingest.decode_budgets import check_docx_archive
-from graphrag.ingest.file_types import detect_file_type
 from graphrag.ingest.models import FileType
-from graphrag.ingest.zip_directory import entry_names, find_directory
+from graphrag.ingest.parsers.decode_budgets import check_docx_archive
+from graphrag.ingest.parsers.file_types import detect_file_type
+from graphrag.ingest.parsers.zip_directory import entry_names, find_directory
 from graphrag.settings import get_settings
 from tests.support import sample_files
 

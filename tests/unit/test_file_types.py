@@ -14,8 +14,8 @@ from PIL import Image
 
 from graphrag.errors import EmptyFileError, UnsupportedMediaError
 from graphrag.ingest.file_names import FALLBACK_FILE_NAME, safe_file_name
-from graphrag.ingest.file_types import detect_file_type
 from graphrag.ingest.models import FileType
+from graphrag.ingest.parsers.file_types import detect_file_type
 
 pytestmark = pytest.mark.unit
 

@@ -7,7 +7,7 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from graphrag.ingest.graph_selection import has_body, select_graph_chunks
+from graphrag.ingest.graph.selection import has_body, select_graph_chunks
 from graphrag.ingest.models import ChunkType
 
 pytestmark = pytest.mark.unit

@@ -11,8 +11,8 @@ import pytest
 
 from graphrag.errors import DecodeBudgetError
 from graphrag.ingest.models import FileType
-from graphrag.ingest.parsing import parse_file
-from graphrag.ingest.text_parsers import html_to_blocks
+from graphrag.ingest.parsers.parse import parse_file
+from graphrag.ingest.parsers.text import html_to_blocks
 from graphrag.settings import get_settings
 
 pytestmark = pytest.mark.unit

@@ -31,10 +31,10 @@ from graphrag.chat.tool_calls import parse_reply
 from graphrag.db.enums import MessageRole
 from graphrag.extraction.output_parser import ParseOptions, parse_graph_output
 from graphrag.extraction.previews import parse_tag_list
-from graphrag.ingest.file_types import detect_file_type
-from graphrag.ingest.graph_selection import has_body
+from graphrag.ingest.graph.selection import has_body
 from graphrag.ingest.models import FileType
-from graphrag.ingest.text_parsers import html_to_blocks
+from graphrag.ingest.parsers.file_types import detect_file_type
+from graphrag.ingest.parsers.text import html_to_blocks
 from graphrag.memory.mentions import names_in_text
 from graphrag.memory.recall_log import RecallEntry
 from graphrag.memory.session_facts import deterministic_facts

@@ -16,7 +16,7 @@ from PIL import Image, ImageDraw, ImageFont
 from graphrag.errors import CorruptFileError, EmptyFileError, EncryptedFileError
 from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.models import ChunkType, FileType, ImageSource, ParsedDocument
-from graphrag.ingest.parsing import parse_file
+from graphrag.ingest.parsers.parse import parse_file
 from graphrag.kb.chunking import default_chunking
 from graphrag.settings import IngestSettings, get_settings
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from graphrag.ingest import relay_loop
-from graphrag.ingest.relay import RelayReport
-from graphrag.ingest.relay_loop import RelayLoop
+from graphrag.outbox import relay_loop
+from graphrag.outbox.relay import RelayReport
+from graphrag.outbox.relay_loop import RelayLoop
 from graphrag.settings import get_settings
 
 pytestmark = pytest.mark.unit

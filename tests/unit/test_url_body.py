@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from graphrag.errors import FileTooLargeError, UrlEncodingRefusedError, UrlFetchError
-from graphrag.ingest.url_import import fetch_url
+from graphrag.ingest.url.fetch import fetch_url
 from graphrag.settings import IngestSettings, get_settings
 from tests.support.fake_site import FakeSite, gzip_bomb, page
 

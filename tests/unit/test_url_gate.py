@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from graphrag.errors import UrlImportBusyError
-from graphrag.ingest.url_gate import UrlImportGate
+from graphrag.ingest.url.gate import UrlImportGate
 from graphrag.settings import get_settings
 
 pytestmark = pytest.mark.unit

@@ -26,7 +26,7 @@ from graphrag.errors import (
     UrlFetchTimeoutError,
     UrlTargetRefusedError,
 )
-from graphrag.ingest.url_import import check_url_target, fetch_url
+from graphrag.ingest.url.fetch import check_url_target, fetch_url
 from graphrag.settings import IngestSettings, get_settings, parse_network_port
 from tests.support.fake_site import FakeSite, endless, page, redirect, trickle
 

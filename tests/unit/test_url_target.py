@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from graphrag.errors import UrlFetchTimeoutError, UrlTargetRefusedError
-from graphrag.ingest.url_import import fetch_url
-from graphrag.ingest.url_target import check_url_target
+from graphrag.ingest.url.fetch import fetch_url
+from graphrag.ingest.url.target import check_url_target
 from graphrag.settings import IngestSettings, get_settings
 
 pytestmark = pytest.mark.unit

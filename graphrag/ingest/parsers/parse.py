@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphrag.errors import EmptyFileError
-from graphrag.ingest.captioning import Captioner
-from graphrag.ingest.decode_budgets import apply_pillow_limit, check_docx_archive
-from graphrag.ingest.docx_parser import parse_docx
-from graphrag.ingest.image_parser import parse_image
 from graphrag.ingest.models import FileType, PageProgress, ParsedDocument
-from graphrag.ingest.pdf_parser import parse_pdf
-from graphrag.ingest.text_parsers import parse_html, parse_plain_text
+from graphrag.ingest.parsers.captioning import Captioner
+from graphrag.ingest.parsers.decode_budgets import apply_pillow_limit, check_docx_archive
+from graphrag.ingest.parsers.docx import parse_docx
+from graphrag.ingest.parsers.image import parse_image
+from graphrag.ingest.parsers.pdf import parse_pdf
+from graphrag.ingest.parsers.text import parse_html, parse_plain_text
 from graphrag.settings import IngestSettings
 
 __all__ = ["parse_file"]

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from graphrag.errors import EmptyFileError, UnsupportedMediaError
-from graphrag.ingest.decode_budgets import check_docx_entries
 from graphrag.ingest.models import FileType
-from graphrag.ingest.text_decoding import decode_text, looks_like_text
-from graphrag.ingest.zip_directory import entry_names, find_directory
+from graphrag.ingest.parsers.decode_budgets import check_docx_entries
+from graphrag.ingest.parsers.text_decoding import decode_text, looks_like_text
+from graphrag.ingest.parsers.zip_directory import entry_names, find_directory
 from graphrag.text_scan import ascii_lower, skip_spaces
 
 __all__ = [

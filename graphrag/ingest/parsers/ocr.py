@@ -10,7 +10,7 @@ from PIL import Image
 from pydantic import BaseModel
 
 from graphrag.errors import CorruptFileError, ServiceUnavailableError
-from graphrag.ingest.text_decoding import clean_text
+from graphrag.ingest.parsers.text_decoding import clean_text
 
 __all__ = ["OcrResult", "ocr_image"]
 

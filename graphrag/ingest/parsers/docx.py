@@ -12,7 +12,7 @@ from docx.text.paragraph import Paragraph
 
 from graphrag.errors import CorruptFileError
 from graphrag.ingest.models import FileType, ParsedDocument, ParsedPage
-from graphrag.ingest.text_decoding import clean_text
+from graphrag.ingest.parsers.text_decoding import clean_text
 
 __all__ = ["parse_docx"]
 

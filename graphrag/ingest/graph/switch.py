@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from graphrag.db import lifecycle
@@ -28,8 +28,7 @@ from graphrag.db.enums import GraphStatus, OutboxStatus, ParseStatus, Stage, Sta
 from graphrag.db.models import Chunk, Knowledge, OutboxTask
 from graphrag.db.outbox import TaskName
 from graphrag.graph.store import GraphStore
-from graphrag.ingest.graph_selection import select_graph_chunks
-from graphrag.ingest.processing import over_graph_budget
+from graphrag.ingest.graph.plan import GraphCandidate, plan_graph
 from graphrag.ingest.schemas import StageProgress
 from graphrag.kb import service as kb_service
 from graphrag.kb.schemas import KnowledgeBasePublic, KnowledgeBaseUpdate
@@ -44,6 +43,20 @@ __all__ = [
 ]
 
 GRAPH_TURNED_OFF = "the knowledge base's graph was turned off"
+
+# A document's chunks of its current attempt, as the graph plan reads them, in document order.
+_CANDIDATES = (
+    select(
+        Chunk.id,
+        Chunk.seq,
+        Chunk.chunk_type,
+        Chunk.content,
+        Chunk.parent_chunk_id,
+        Chunk.graph_status,
+    )
+    .where(Chunk.knowledge_id == bindparam("p_id"), Chunk.attempt == bindparam("p_attempt"))
+    .order_by(Chunk.seq)
+)
 
 
 @dataclass(frozen=True)
@@ -91,36 +104,26 @@ def start_graph_for_base(session: Session, settings: Settings, kb_id: uuid.UUID)
 
 
 def _start_document(session: Session, doc: Knowledge, cap: int) -> int:
-    chunks = (
+    rows = session.execute(_CANDIDATES, {"p_id": doc.id, "p_attempt": doc.attempt})
+    plan = plan_graph([GraphCandidate(*row) for row in rows], cap)
+    if plan.over_budget:
         session.execute(
-            select(Chunk)
-            .where(Chunk.knowledge_id == doc.id, Chunk.attempt == doc.attempt)
-            .order_by(Chunk.seq)
+            update(Chunk)
+            .where(Chunk.id.in_(plan.over_budget))
+            .values(graph_error=plan.reason)
+            .execution_options(synchronize_session=False)
         )
-        .scalars()
-        .all()
-    )
-    selected = select_graph_chunks(chunks)
-    todo = [c for c in selected[:cap] if c.graph_status != GraphStatus.DONE]
-    for chunk in selected[cap:]:
-        chunk.graph_error = over_graph_budget(cap)
-    if not todo:
+    if not plan.extract:
         return 0
-    retried_failures = sum(1 for c in todo if c.graph_status == GraphStatus.FAILED)
-    for chunk in todo:
-        chunk.graph_status = GraphStatus.PENDING
-        chunk.graph_error = None
-    over = max(len(selected) - cap, 0)
-    stage = StageProgress(
-        status=StageStatus.RUNNING,
-        total=len(todo),
-        skipped=over,
-        detail=over_graph_budget(cap) if over else None,
+    session.execute(
+        update(Chunk)
+        .where(Chunk.id.in_(plan.extract))
+        .values(graph_status=GraphStatus.PENDING, graph_error=None)
+        .execution_options(synchronize_session=False)
     )
-    stages = {Stage.GRAPH: stage.stored()}
-    chunk_ids = [c.id for c in todo]
-    lifecycle.start_graph(session, doc.id, doc.attempt, chunk_ids, retried_failures, stages)
-    return len(todo)
+    stages = {Stage.GRAPH: plan.stage.stored()}
+    lifecycle.start_graph(session, doc.id, doc.attempt, plan.extract, plan.retried_failures, stages)
+    return len(plan.extract)
 
 
 def stop_graph_for_base(session: Session, kb_id: uuid.UUID) -> int:

@@ -16,8 +16,6 @@ from typing import Any
 import pymupdf as _pymupdf
 
 from graphrag.errors import CorruptFileError, DecodeBudgetError, EncryptedFileError
-from graphrag.ingest.captioning import Captioner
-from graphrag.ingest.image_reading import read_image
 from graphrag.ingest.models import (
     FileType,
     ImageSource,
@@ -26,7 +24,9 @@ from graphrag.ingest.models import (
     ParsedDocument,
     ParsedPage,
 )
-from graphrag.ingest.text_decoding import clean_text
+from graphrag.ingest.parsers.captioning import Captioner
+from graphrag.ingest.parsers.image_reading import read_image
+from graphrag.ingest.parsers.text_decoding import clean_text
 from graphrag.settings import IngestSettings
 
 __all__ = ["parse_pdf"]

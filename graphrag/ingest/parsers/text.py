@@ -6,7 +6,7 @@ from lxml import etree
 
 from graphrag.errors import DecodeBudgetError
 from graphrag.ingest.models import FileType, ParsedDocument, ParsedPage
-from graphrag.ingest.text_decoding import clean_text, decode_text
+from graphrag.ingest.parsers.text_decoding import clean_text, decode_text
 from graphrag.settings import IngestSettings
 from graphrag.text_scan import collapse_spaces, line_groups
 

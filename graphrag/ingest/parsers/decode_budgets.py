@@ -12,7 +12,7 @@ import zipfile
 from PIL import Image
 
 from graphrag.errors import CorruptFileError, DecodeBudgetError
-from graphrag.ingest.zip_directory import CentralDirectory, entry_names, find_directory
+from graphrag.ingest.parsers.zip_directory import CentralDirectory, entry_names, find_directory
 from graphrag.settings import IngestSettings
 
 __all__ = ["apply_pillow_limit", "check_docx_archive", "check_docx_entries", "check_pixels"]

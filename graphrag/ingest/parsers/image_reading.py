@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from graphrag.ingest.captioning import Captioner
 from graphrag.ingest.models import ImageSource, ImageText
-from graphrag.ingest.ocr import ocr_image
+from graphrag.ingest.parsers.captioning import Captioner
+from graphrag.ingest.parsers.ocr import ocr_image
 from graphrag.settings import IngestSettings
 
 __all__ = ["PNG_MEDIA_TYPE", "read_image"]

@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.errors import GraphragError
-from graphrag.ingest.relay import relay_once
+from graphrag.outbox.relay import relay_once
 from graphrag.settings import OutboxSettings
 from graphrag.task_queue import TaskQueue
 

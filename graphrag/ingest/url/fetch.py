@@ -25,8 +25,8 @@ import httpx
 from graphrag.db.enums import KnowledgeSource
 from graphrag.errors import EmptyFileError, UrlFetchError, UrlFetchTimeoutError
 from graphrag.ingest.documents import NewDocument
-from graphrag.ingest.url_body import read_body
-from graphrag.ingest.url_target import Resolver, UrlTarget, check_url_target, system_resolver
+from graphrag.ingest.url.body import read_body
+from graphrag.ingest.url.target import Resolver, UrlTarget, check_url_target, system_resolver
 from graphrag.settings import IngestSettings
 
 __all__ = ["Resolver", "UrlTarget", "check_url_target", "fetch_url", "system_resolver"]

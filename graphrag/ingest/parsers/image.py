@@ -9,9 +9,6 @@ from collections.abc import Iterator
 from PIL import Image, ImageOps, ImageSequence
 
 from graphrag.errors import CorruptFileError, DecodeBudgetError
-from graphrag.ingest.captioning import Captioner
-from graphrag.ingest.decode_budgets import check_pixels
-from graphrag.ingest.image_reading import read_image
 from graphrag.ingest.models import (
     FileType,
     ImageSource,
@@ -19,6 +16,9 @@ from graphrag.ingest.models import (
     ParsedDocument,
     ParsedPage,
 )
+from graphrag.ingest.parsers.captioning import Captioner
+from graphrag.ingest.parsers.decode_budgets import check_pixels
+from graphrag.ingest.parsers.image_reading import read_image
 from graphrag.settings import IngestSettings
 
 __all__ = ["parse_image"]
