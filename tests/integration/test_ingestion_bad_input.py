@@ -86,6 +86,21 @@ def test_wrong_or_unknown_type_is_415(
     assert _count(db_session, kb["id"]) == before
 
 
+def test_a_docx_of_too_many_files_is_422_and_unstored(
+    http: httpx.Client, kb: dict[str, Any], db_session: Session, settings: Settings
+) -> None:
+    cap = settings.ingest.docx_max_entries
+    before = _count(db_session, kb["id"])
+    crowded = sample_files.docx_with_extra_entries(cap)  # its own parts push it past the cap
+    body = _error(upload(http, kb["id"], "crowded.docx", crowded), 422, "decode_budget_exceeded")
+    assert f"(at most {cap}, ingest.docx_max_entries)" in body["message"]
+    assert _count(db_session, kb["id"]) == before
+    # The API goes on answering: the listing, and an upload right after.
+    assert http.get(f"/api/v1/knowledge-bases/{kb['id']}/knowledge").status_code == 200
+    note = f"A note about the Marlow crane {uuid.uuid4()}.".encode()
+    assert upload(http, kb["id"], "note.txt", note).status_code == 202
+
+
 def test_empty_file_is_422(http: httpx.Client, kb: dict[str, Any]) -> None:
     _error(upload(http, kb["id"], "empty.txt", b""), 422, "empty_file")
     _error(upload(http, kb["id"], "blank.txt", b"  \n\t "), 422, "empty_file")
