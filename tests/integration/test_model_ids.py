@@ -157,3 +157,4 @@ def test_mcp_ask_refuses_too_many_parts(
     result = response.json()["result"]
     assert result["isError"] is True
     assert "invalid_input:" in result["content"][0]["text"]
+    assert http.get("/v1/models").status_code == 200  # the API goes on answering

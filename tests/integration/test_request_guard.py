@@ -50,6 +50,11 @@ def _too_large(response: RawResponse, limit: int) -> None:
     assert error["details"]["limit_bytes"] == limit
 
 
+def _still_answers(url: str, auth: dict[str, str]) -> None:
+    """Another request right after a refusal: the API answers it, key and all."""
+    assert httpx.get(f"{url}{KB_PATH}", headers=auth, timeout=10.0).status_code == 200
+
+
 def _json_headers(auth: dict[str, str], **more: str) -> dict[str, str]:
     return {**auth, "Content-Type": "application/json", **more}
 
@@ -71,6 +76,7 @@ def test_declared_length_over_the_cap_is_413_without_reading_the_body(
     headers = _json_headers(auth_headers, **{"Content-Length": str(10**9)})
     response = exchange(small_caps_url, "POST", KB_PATH, headers, timeout_s=10.0)
     _too_large(response, JSON_CAP_KB * 1024)
+    _still_answers(small_caps_url, auth_headers)
 
 
 def test_declared_upload_is_401_unread_without_a_key_and_413_with_one(
@@ -88,11 +94,12 @@ def test_declared_upload_is_401_unread_without_a_key_and_413_with_one(
     assert refused.headers["www-authenticate"] == "Bearer"
     response = exchange(small_caps_url, "POST", path, {**auth_headers, **headers}, timeout_s=10.0)
     _too_large(response, 1024 * 1024)
+    _still_answers(small_caps_url, auth_headers)
 
 
 @pytest.mark.parametrize("auth", [{}, {"Authorization": "Bearer grk_0000_unknown"}])
 def test_big_untyped_body_without_a_valid_key_is_401_unread(
-    small_caps_url: str, auth: dict[str, str]
+    small_caps_url: str, auth: dict[str, str], auth_headers: dict[str, str]
 ) -> None:
     # A body FastAPI would parse as JSON (no Content-Type), under the upload cap: the answer
     # comes without one byte of it, so nothing was parsed. `timeout_s` bounds the wait.
@@ -100,6 +107,7 @@ def test_big_untyped_body_without_a_valid_key_is_401_unread(
     response = exchange(small_caps_url, "POST", KB_PATH, headers, timeout_s=10.0)
     assert response.status == 401, response.body
     assert response.json()["error"]["code"] == "unauthorized"
+    _still_answers(small_caps_url, auth_headers)
 
 
 def test_a_body_that_is_not_json_is_401_without_a_key_and_422_with_one(
@@ -127,6 +135,7 @@ def test_a_body_that_is_no_upload_has_the_json_cap(
     streamed = {**typed, "Transfer-Encoding": "chunked"}
     response = exchange(small_caps_url, "POST", KB_PATH, streamed, chunked(pieces))
     _too_large(response, JSON_CAP_KB * 1024)
+    _still_answers(small_caps_url, auth_headers)
 
 
 def test_an_upload_over_the_json_cap_goes_through(
@@ -167,6 +176,7 @@ def test_chunked_upload_over_the_body_cap_is_cut_and_413(
     response = exchange(small_caps_url, "POST", path, headers, chunked(_multipart_parts(total)))
     _too_large(response, 1024 * 1024)
     assert response.sent_bytes < total // 2
+    _still_answers(small_caps_url, auth_headers)
 
 
 def test_chunked_json_under_the_cap_goes_through(

@@ -108,6 +108,12 @@ def test_the_allowed_site_is_imported(api: Api, kb: dict[str, Any], sites: Sites
         "http://127.0.0.2:{public}/",  # the allowed port, on another loopback address
         "http://10.0.0.5/",
         "http://169.254.169.254/latest/meta-data/",
+        # IPv6 forms that carry an IPv4 address inside
+        "http://[64:ff9b::7f00:1]:{internal}/",  # NAT64 of 127.0.0.1
+        "http://[2002:7f00:1::1]:{internal}/",  # 6to4 of 127.0.0.1
+        "http://[::127.0.0.1]:{internal}/",  # IPv4-compatible
+        "http://[::ffff:0:127.0.0.1]:{internal}/",  # IPv4-translated
+        "http://[::ffff:127.0.0.1]:{internal}/",  # IPv4-mapped
     ],
 )
 def test_a_redirect_to_a_blocked_address_is_refused(
@@ -118,6 +124,11 @@ def test_a_redirect_to_a_blocked_address_is_refused(
     response = _import(api, kb, f"{sites.public.url}/bounce")
     assert _error_code(response, 422) == "url_target_refused"
     assert sites.internal.hits == []
+    # Given directly, it is refused too; and the API goes on answering.
+    direct = _import(api, kb, location)
+    assert _error_code(direct, 422) == "url_target_refused"
+    assert sites.internal.hits == []
+    assert api.client.get(f"/api/v1/knowledge-bases/{kb['id']}").status_code == 200
 
 
 def test_a_blocked_address_given_directly_is_refused(
