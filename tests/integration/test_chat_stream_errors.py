@@ -207,3 +207,4 @@ def test_v1_system_text_is_capped(http: httpx.Client, settings: Settings) -> Non
     error = refused.json()["error"]
     assert (error["code"], error["param"]) == ("invalid_input", "messages")
     assert str(cap) in error["message"]
+    assert http.get("/v1/models").status_code == 200  # the API goes on answering

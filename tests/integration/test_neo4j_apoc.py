@@ -1,4 +1,5 @@
-"""The local Neo4j server serves the APOC core procedures the graph store relies on."""
+"""The local Neo4j server serves the APOC core procedures the graph store relies on, and no
+other: the allowlist of deploy/neo4j/neo4j.conf (the same as the stack's) leaves the rest unloaded."""
 
 from __future__ import annotations
 
@@ -84,3 +85,22 @@ def test_periodic_iterate_deletes_in_batches(neo4j_driver: neo4j.Driver, label: 
     assert records[0]["batches"] == 3
     assert records[0]["failedOperations"] == 0
     assert _count(neo4j_driver, label) == 0
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "CALL apoc.load.json('file:///etc/passwd') YIELD value RETURN value",
+        "CALL apoc.cypher.run('RETURN 1 AS one', {}) YIELD value RETURN value",
+        "RETURN apoc.text.join(['a', 'b'], ',') AS joined",
+    ],
+)
+def test_apoc_outside_the_allowlist_is_not_served(neo4j_driver: neo4j.Driver, query: str) -> None:
+    with pytest.raises(neo4j.exceptions.ClientError) as refused:
+        neo4j_driver.execute_query(query)
+    assert refused.value.code in {
+        "Neo.ClientError.Procedure.ProcedureNotFound",
+        "Neo.ClientError.Statement.SyntaxError",  # an unknown function is caught when parsed
+    }, refused.value.code
+    records, _, _ = neo4j_driver.execute_query("RETURN apoc.version() AS version")
+    assert records[0]["version"]  # the server goes on answering
