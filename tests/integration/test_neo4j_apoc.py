@@ -1,5 +1,5 @@
 """The local Neo4j server serves the APOC core procedures the graph store relies on, and no
-other: the allowlist of deploy/neo4j/neo4j.conf (the same as the stack's) leaves the rest unloaded."""
+other: the allowlist of deploy/neo4j/neo4j.conf (the stack's own) leaves the rest unloaded."""
 
 from __future__ import annotations
 
