@@ -6,14 +6,14 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, status
+from fastapi import APIRouter, Query, status
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import PrincipalDep
 from api.deps import (
     AppStateDep,
-    PageParams,
+    PagesDep,
     SessionAccessDep,
     SessionDep,
     SettingsDep,
@@ -48,7 +48,6 @@ from graphrag.db.pages import Page
 from graphrag.memory.chat_memory import ChatMemory
 
 router = APIRouter(prefix="/api/v1", tags=["chat"])
-Pages = Annotated[PageParams, Depends()]
 
 _EVENT_STREAM = "text/event-stream"
 _DEFS = "#/$defs/"
@@ -73,7 +72,7 @@ def create_session(
 
 @router.get("/sessions")
 def list_sessions(
-    session: SessionDep, access: SessionAccessDep, pages: Pages
+    session: SessionDep, access: SessionAccessDep, pages: PagesDep
 ) -> Page[SessionPublic]:
     """The sessions of the key's memory owner (an `admin` key: all of the tenant's), most
     recently active first, a page at a time."""

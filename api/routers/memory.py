@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query, Response, status
 from api.auth import PrincipalDep, ReaderTenantDep
 from api.deps import (
     AppStateDep,
-    PageParams,
+    PagesDep,
     RelayDep,
     SessionAccessDep,
     SessionDep,
@@ -42,7 +42,6 @@ from graphrag.memory.schemas import (
 from graphrag.text_input import InputText
 
 router = APIRouter(prefix="/api/v1/memory", tags=["memory"])
-Pages = Annotated[PageParams, Depends()]
 OwnerQuery = Annotated[
     InputText | None, Query(description="whose memory; the default owner if unset")
 ]
@@ -82,7 +81,7 @@ def list_facts(
     caller: PrincipalDep,
     memory: MemoryDep,
     settings: SettingsDep,
-    pages: Pages,
+    pages: PagesDep,
     owner: OwnerQuery = None,
 ) -> Page[MemoryFact]:
     """The owner's archival facts, newest first."""
