@@ -109,8 +109,7 @@ def append_entries(
 
 def record_exchange(
     session: Session,
-    tenant_id: uuid.UUID,
-    owner: str,
+    owner: MemoryOwner,
     session_id: uuid.UUID,
     user_text: str,
     assistant_text: str,
@@ -128,7 +127,7 @@ def record_exchange(
     names = list(dict.fromkeys(n.strip() for n in entities if n.strip()))
     append_entries(
         session,
-        MemoryOwner(tenant_id=tenant_id, owner=owner),
+        owner,
         session_id,
         [
             RecallEntry(role=MessageRole.USER, content=user_text, tool_data={ENTITIES_KEY: names}),
