@@ -24,6 +24,7 @@ __all__ = [
     "EmbedderDep",
     "GraphStoreDep",
     "PageParams",
+    "PagesDep",
     "RelayDep",
     "SessionAccessDep",
     "SessionDep",
@@ -104,3 +105,6 @@ class PageParams:
         self.page = page
         size = page_size or settings.api.default_page_size
         self.page_size = min(size, settings.api.max_page_size)
+
+
+PagesDep = Annotated[PageParams, Depends()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, status
@@ -13,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from api.auth import PrincipalDep
 from api.deps import (
     AppStateDep,
-    PageParams,
+    PagesDep,
     SessionAccessDep,
     SessionDep,
     SettingsDep,
@@ -48,7 +49,6 @@ from graphrag.db.pages import Page
 from graphrag.memory.chat_memory import ChatMemory
 
 router = APIRouter(prefix="/api/v1", tags=["chat"])
-Pages = Annotated[PageParams, Depends()]
 
 _EVENT_STREAM = "text/event-stream"
 _DEFS = "#/$defs/"
@@ -73,7 +73,7 @@ def create_session(
 
 @router.get("/sessions")
 def list_sessions(
-    session: SessionDep, access: SessionAccessDep, pages: Pages
+    session: SessionDep, access: SessionAccessDep, pages: PagesDep
 ) -> Page[SessionPublic]:
     """The sessions of the key's memory owner (an `admin` key: all of the tenant's), most
     recently active first, a page at a time."""
@@ -158,13 +158,36 @@ def _event_stream(*payloads: type[EventPayload]) -> dict[int | str, dict[str, An
     return {200: {"content": {_EVENT_STREAM: stream}}}
 
 
+@dataclass(frozen=True)
+class StartedTurn:
+    """A chat turn started in its session, and the services it runs with."""
+
+    services: ChatServices
+    turn: ChatTurn
+
+
+async def start_chat_turn(
+    session_id: uuid.UUID,
+    body: ChatRequest,
+    state: AppStateDep,
+    tenant: TenantDep,
+    caller: PrincipalDep,
+) -> StartedTurn:
+    """The turn of `body` in the session, for a key that may use the session owner's memory."""
+    services = _services(state)
+    turn = await run_in_threadpool(start_turn, services, tenant, session_id, body)
+    _may_use_memory_of(caller, turn.owner, state)
+    return StartedTurn(services, turn)
+
+
+StartedTurnDep = Annotated[StartedTurn, Depends(start_chat_turn)]
+
+
 async def _answer(
-    services: ChatServices,
-    turn: ChatTurn,
-    producer: AnswerProducer,
-    whole: Callable[[ChatTurn], ChatAnswer],
+    started: StartedTurn, producer: AnswerProducer, whole: Callable[[ChatTurn], ChatAnswer]
 ) -> StreamingResponse | ChatAnswer:
     """Stream the turn's events, or run it to its end and answer `whole(turn)`."""
+    services, turn = started.services, started.turn
     if turn.request.stream:
         events = run_turn(services, turn, producer)
         return StreamingResponse(_sse(events), media_type=_EVENT_STREAM)
@@ -177,23 +200,14 @@ async def _answer(
     response_model=ChatAnswer,
     responses=_event_stream(ReferencesEvent, DeltaEvent, DoneEvent, ErrorEvent),
 )
-async def knowledge_chat(
-    session_id: uuid.UUID,
-    body: ChatRequest,
-    state: AppStateDep,
-    tenant: TenantDep,
-    caller: PrincipalDep,
-) -> StreamingResponse | ChatAnswer:
+async def knowledge_chat(started: StartedTurnDep) -> StreamingResponse | ChatAnswer:
     """Answer a question over the session's knowledge bases.
 
     With `stream` (default) the answer comes as Server-Sent Events: `references` (the numbered
     passages, with match type vector, keyword, hybrid or graph), `delta` (answer text), then
     `done` (timings and token usage) or `error`. Without it, one JSON object.
     """
-    services = _services(state)
-    turn = await run_in_threadpool(start_turn, services, tenant, session_id, body)
-    _may_use_memory_of(caller, turn.owner, state)
-    return await _answer(services, turn, KnowledgeAnswer(), chat_answer)
+    return await _answer(started, KnowledgeAnswer(), chat_answer)
 
 
 @router.post(
@@ -203,13 +217,7 @@ async def knowledge_chat(
         AgentStep, AgentReferencesEvent, DeltaEvent, AgentDoneEvent, ErrorEvent
     ),
 )
-async def agent_chat(
-    session_id: uuid.UUID,
-    body: ChatRequest,
-    state: AppStateDep,
-    tenant: TenantDep,
-    caller: PrincipalDep,
-) -> StreamingResponse | ChatAnswer:
+async def agent_chat(started: StartedTurnDep) -> StreamingResponse | ChatAnswer:
     """Answer a question in agent mode: the model calls search tools, then answers.
 
     Tools: `knowledge_search` (vector + keyword), and `query_knowledge_graph` (entities,
@@ -219,7 +227,4 @@ async def agent_chat(
     answer), then `done` (with token usage) or `error`. Without it, one JSON object holding
     the same.
     """
-    services = _services(state)
-    turn = await run_in_threadpool(start_turn, services, tenant, session_id, body)
-    _may_use_memory_of(caller, turn.owner, state)
-    return await _answer(services, turn, AgentAnswer(), agent_chat_answer)
+    return await _answer(started, AgentAnswer(), agent_chat_answer)

@@ -7,13 +7,13 @@ import uuid
 from functools import partial
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, File, Query, Request, UploadFile, status
+from fastapi import APIRouter, File, Query, Request, UploadFile, status
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import PrincipalDep
 from api.deps import (
     AppStateDep,
-    PageParams,
+    PagesDep,
     RelayDep,
     SessionDep,
     SettingsDep,
@@ -44,7 +44,6 @@ from graphrag.kb.service import get_kb_row
 from graphrag.outbox.relay_loop import RelayLoop
 
 router = APIRouter(prefix="/api/v1", tags=["documents"])
-Pages = Annotated[PageParams, Depends()]
 
 
 def _commit_new(session: SessionDep, relay: RelayLoop, doc: KnowledgePublic) -> KnowledgePublic:
@@ -185,7 +184,7 @@ def list_documents(
     kb_id: uuid.UUID,
     session: SessionDep,
     tenant: TenantDep,
-    pages: Pages,
+    pages: PagesDep,
     parse_status: Annotated[ParseStatus | None, Query(alias="status")] = None,
 ) -> Page[KnowledgePublic]:
     return documents.list_documents(
@@ -208,7 +207,7 @@ def get_stages(knowledge_id: uuid.UUID, session: SessionDep, tenant: TenantDep) 
 
 @router.get("/knowledge/{knowledge_id}/chunks")
 def list_chunks(
-    knowledge_id: uuid.UUID, session: SessionDep, tenant: TenantDep, pages: Pages
+    knowledge_id: uuid.UUID, session: SessionDep, tenant: TenantDep, pages: PagesDep
 ) -> Page[ChunkPublic]:
     return documents.list_chunks(
         session, tenant, knowledge_id, page=pages.page, page_size=pages.page_size

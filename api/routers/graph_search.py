@@ -5,13 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Body, Depends
 
 from api.auth import ReaderTenantDep
 from api.deps import GraphStoreDep, SessionDep, SettingsDep
 from graphrag.graph.search_models import GraphSearchRequest, GraphSearchResponse
 from graphrag.graph.view_models import GraphViewResponse
-from graphrag.search.graph_search import search_graph
+from graphrag.search.graph_search import GraphRead, search_graph
 from graphrag.search.graph_view import view_graph
 
 router = APIRouter(prefix="/api/v1/knowledge-bases", tags=["graph search"])
@@ -50,33 +50,34 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post("/{kb_id}/graph-search", responses=_RESPONSES)
-def graph_search(
+def get_graph_read(
     kb_id: uuid.UUID,
-    body: Annotated[GraphSearchRequest, Body(openapi_examples=_EXAMPLES)],
     session: SessionDep,
     settings: SettingsDep,
     graph: GraphStoreDep,
     tenant: ReaderTenantDep,
-) -> GraphSearchResponse:
+) -> GraphRead:
+    """The base of the path, read for the caller's tenant (`read` needed, whatever the method)."""
+    return GraphRead(session, settings, graph, tenant, kb_id)
+
+
+GraphReadDep = Annotated[GraphRead, Depends(get_graph_read)]
+GraphSearchBody = Annotated[GraphSearchRequest, Body(openapi_examples=_EXAMPLES)]
+
+
+@router.post("/{kb_id}/graph-search", responses=_RESPONSES)
+def graph_search(read: GraphReadDep, body: GraphSearchBody) -> GraphSearchResponse:
     """Entities whose name contains `entity` (case-sensitive), with or without relations.
 
     Read-only and bounded: no model call, no Cypher from the caller. Each entity and relation is
     returned only if at least one of its source chunks still exists, is enabled and belongs to
     the current version of a live document; the `truncated` markers say which caps bit.
     """
-    return search_graph(session, settings, graph, tenant, kb_id, body)
+    return search_graph(read, body)
 
 
 @router.post("/{kb_id}/graph-view", responses=_RESPONSES)
-def graph_view(
-    kb_id: uuid.UUID,
-    body: Annotated[GraphSearchRequest, Body(openapi_examples=_EXAMPLES)],
-    session: SessionDep,
-    settings: SettingsDep,
-    graph: GraphStoreDep,
-    tenant: ReaderTenantDep,
-) -> GraphViewResponse:
+def graph_view(read: GraphReadDep, body: GraphSearchBody) -> GraphViewResponse:
     """Graph-search's answer drawn per entity, as the web console shows it.
 
     The same request, bounds and checks as graph-search; the nodes that the documents of the
@@ -84,4 +85,4 @@ def graph_view(
     documents, and the relations of one type between the same two entities as one edge with a
     count. With `knowledge_ids`, only those documents' nodes are read.
     """
-    return view_graph(session, settings, graph, tenant, kb_id, body)
+    return view_graph(read, body)

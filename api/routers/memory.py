@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query, Response, status
 from api.auth import PrincipalDep, ReaderTenantDep
 from api.deps import (
     AppStateDep,
-    PageParams,
+    PagesDep,
     RelayDep,
     SessionAccessDep,
     SessionDep,
@@ -42,7 +42,6 @@ from graphrag.memory.schemas import (
 from graphrag.text_input import InputText
 
 router = APIRouter(prefix="/api/v1/memory", tags=["memory"])
-Pages = Annotated[PageParams, Depends()]
 OwnerQuery = Annotated[
     InputText | None, Query(description="whose memory; the default owner if unset")
 ]
@@ -72,21 +71,24 @@ def _owner(
     return facts_service.make_owner(tenant, name, settings.memory)
 
 
+def get_owner(
+    tenant: TenantDep, caller: PrincipalDep, settings: SettingsDep, owner: OwnerQuery = None
+) -> MemoryOwner:
+    """The memory `?owner=` names, as far as the caller's key may reach it."""
+    return _owner(tenant, caller, owner, settings)
+
+
+OwnerDep = Annotated[MemoryOwner, Depends(get_owner)]
+
 # Parameters in this order: the caller's key and capability are checked (401, 403) before the
-# memory is asked for (503 when Neo4j is off).
+# memory is asked for (503 when Neo4j is off), and the owner last (403 `owner_forbidden`).
 
 
 @router.get("/facts")
 def list_facts(
-    tenant: TenantDep,
-    caller: PrincipalDep,
-    memory: MemoryDep,
-    settings: SettingsDep,
-    pages: Pages,
-    owner: OwnerQuery = None,
+    _tenant: TenantDep, memory: MemoryDep, pages: PagesDep, who: OwnerDep
 ) -> Page[MemoryFact]:
     """The owner's archival facts, newest first."""
-    who = _owner(tenant, caller, owner, settings)
     return facts_service.list_facts(memory, who, pages.page, pages.page_size)
 
 
@@ -118,52 +120,31 @@ def search_facts(
 
 @router.get("/facts/{fact_id}")
 def get_fact(
-    fact_id: uuid.UUID,
-    tenant: TenantDep,
-    caller: PrincipalDep,
-    memory: MemoryDep,
-    settings: SettingsDep,
-    owner: OwnerQuery = None,
+    fact_id: uuid.UUID, _tenant: TenantDep, memory: MemoryDep, who: OwnerDep
 ) -> MemoryFact:
-    return facts_service.get_fact(memory, _owner(tenant, caller, owner, settings), fact_id)
+    return facts_service.get_fact(memory, who, fact_id)
 
 
 @router.delete("/facts/{fact_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_fact(
-    fact_id: uuid.UUID,
-    tenant: TenantDep,
-    caller: PrincipalDep,
-    memory: MemoryDep,
-    settings: SettingsDep,
-    owner: OwnerQuery = None,
+    fact_id: uuid.UUID, _tenant: TenantDep, memory: MemoryDep, who: OwnerDep
 ) -> Response:
-    facts_service.delete_fact(memory, _owner(tenant, caller, owner, settings), fact_id)
+    facts_service.delete_fact(memory, who, fact_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/entities/{name}")
 def entity_neighbourhood(
-    name: InputText,
-    tenant: TenantDep,
-    caller: PrincipalDep,
-    memory: MemoryDep,
-    settings: SettingsDep,
-    owner: OwnerQuery = None,
+    name: InputText, _tenant: TenantDep, memory: MemoryDep, who: OwnerDep
 ) -> EntityNeighbourhood:
     """An entity of the memory graph: its relations, the facts naming it, its KB twins."""
-    who = _owner(tenant, caller, owner, settings)
     return facts_service.entity_neighbourhood(memory, who, name)
 
 
 @router.get("/core")
 def read_core(
-    tenant: TenantDep,
-    caller: PrincipalDep,
-    session: SessionDep,
-    settings: SettingsDep,
-    owner: OwnerQuery = None,
+    session: SessionDep, settings: SettingsDep, who: OwnerDep
 ) -> core_memory.CoreMemoryView:
-    who = _owner(tenant, caller, owner, settings)
     return core_memory.read_core(session, who, settings.memory)
 
 
@@ -181,15 +162,8 @@ def write_core_section(
 
 
 @router.delete("/core/{section}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_core_section(
-    section: InputText,
-    tenant: TenantDep,
-    caller: PrincipalDep,
-    session: SessionDep,
-    settings: SettingsDep,
-    owner: OwnerQuery = None,
-) -> Response:
-    core_memory.delete_section(session, _owner(tenant, caller, owner, settings), section)
+def delete_core_section(section: InputText, session: SessionDep, who: OwnerDep) -> Response:
+    core_memory.delete_section(session, who, section)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -224,16 +198,9 @@ def close_session(
 
 
 @router.get("/sessions/{session_id}/close-report")
-def close_report(
-    session_id: uuid.UUID,
-    tenant: TenantDep,
-    caller: PrincipalDep,
-    session: SessionDep,
-    settings: SettingsDep,
-    owner: OwnerQuery = None,
-) -> SessionCloseReport:
+def close_report(session_id: uuid.UUID, session: SessionDep, who: OwnerDep) -> SessionCloseReport:
     """The report of the session's last close (facts stored, duplicates, LLM status...)."""
-    report = last_close_report(session, _owner(tenant, caller, owner, settings), session_id)
+    report = last_close_report(session, who, session_id)
     if report is None:
         raise NotFoundError("this session was never closed", session_id=str(session_id))
     return report

@@ -41,24 +41,6 @@ def hash_key(auth: AuthSettings, plain: str) -> str:
     return hmac.new(pepper, plain.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def _public(row: ApiKey) -> ApiKeyPublic:
-    return ApiKeyPublic(
-        id=row.id,
-        tenant_id=row.tenant_id,
-        name=row.name,
-        prefix=row.prefix,
-        capabilities=_capabilities(row.capabilities),
-        owner=row.owner,
-        created_at=row.created_at,
-        revoked_at=row.revoked_at,
-    )
-
-
-def _capabilities(stored: Iterable[str]) -> list[Capability]:
-    known = {c.value for c in Capability}
-    return [Capability(value) for value in stored if value in known]
-
-
 def create_key(
     session: Session,
     auth: AuthSettings,
@@ -84,7 +66,7 @@ def create_key(
     session.add(row)
     session.flush()
     session.refresh(row)
-    return ApiKeyCreated(**_public(row).model_dump(), key=plain)
+    return ApiKeyCreated(**ApiKeyPublic.model_validate(row).model_dump(), key=plain)
 
 
 def verify_key(session: Session, auth: AuthSettings, plain: str) -> Principal:
@@ -98,7 +80,7 @@ def verify_key(session: Session, auth: AuthSettings, plain: str) -> Principal:
     return Principal(
         tenant_id=row.tenant_id,
         key_id=row.id,
-        capabilities=frozenset(_capabilities(row.capabilities)),
+        capabilities=frozenset(Capability.known(row.capabilities)),
         owner=row.owner,
     )
 
@@ -108,7 +90,7 @@ def list_keys(session: Session, tenant_id: uuid.UUID | None) -> list[ApiKeyPubli
     query = select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)
     if tenant_id is not None:
         query = query.where(ApiKey.tenant_id == tenant_id)
-    return [_public(row) for row in session.execute(query).scalars()]
+    return [ApiKeyPublic.model_validate(row) for row in session.execute(query).scalars()]
 
 
 def revoke_key(session: Session, tenant_id: uuid.UUID | None, key_id: uuid.UUID) -> ApiKeyPublic:
@@ -123,4 +105,4 @@ def revoke_key(session: Session, tenant_id: uuid.UUID | None, key_id: uuid.UUID)
     row = session.get(ApiKey, key_id, populate_existing=True)
     if row is None or (tenant_id is not None and row.tenant_id != tenant_id):
         raise NotFoundError("API key not found", id=str(key_id))
-    return _public(row)
+    return ApiKeyPublic.model_validate(row)

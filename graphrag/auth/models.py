@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 
@@ -21,6 +22,12 @@ class Capability(StrEnum):
     WRITE = "write"  # create, change and delete them; ask the chat
     MANAGE_MODELS = "manage_models"  # extraction previews and model setup
     ADMIN = "admin"  # manage the tenant's API keys
+
+    @classmethod
+    def known(cls, stored: Iterable[str]) -> list[Capability]:
+        """The stored capabilities this version knows; any other one grants and shows nothing."""
+        names = {c.value for c in cls}
+        return [cls(value) for value in stored if value in names]
 
 
 class Principal(BaseModel):
@@ -100,7 +107,9 @@ class ApiKeyCreate(BaseModel):
 
 
 class ApiKeyPublic(BaseModel):
-    """A key as listed: never its secret nor its hash."""
+    """A key as listed (read from its row): never its secret nor its hash."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     id: uuid.UUID
     tenant_id: uuid.UUID
@@ -110,6 +119,11 @@ class ApiKeyPublic(BaseModel):
     owner: str | None = Field(description="the memory owner the key acts for (None: default)")
     created_at: datetime
     revoked_at: datetime | None
+
+    @field_validator("capabilities", mode="before")
+    @classmethod
+    def _known_only(cls, stored: Iterable[str]) -> list[Capability]:
+        return Capability.known(stored)
 
 
 class ApiKeyCreated(ApiKeyPublic):

@@ -16,8 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.chat.agent_evidence import Evidence
-from graphrag.chat.agent_tools import ToolName, ToolResult, hybrid_hits
-from graphrag.chat.turn import ChatServices, ChatTurn
+from graphrag.chat.agent_tools import ToolName, ToolResult, TurnTool, hybrid_hits
 from graphrag.db.engine import session_scope
 from graphrag.errors import EmbeddingError, GraphStoreError
 from graphrag.search.graph_retrieval import GraphQuery, find_graph_hits
@@ -52,16 +51,11 @@ class _Found:
     truncated: bool = False
 
 
-class GraphQueryTool:
+class GraphQueryTool(TurnTool):
     """Offered only when the scope holds a graph-enabled base and the request allows the graph."""
 
     name = ToolName.QUERY_KNOWLEDGE_GRAPH.value
     arguments_model = GraphQueryArgs
-
-    def __init__(self, services: ChatServices, turn: ChatTurn, description: str) -> None:
-        self._services = services
-        self._turn = turn
-        self.description = description
 
     def _search_graph(self, scope: KbScope, names: list[str], found: _Found) -> dict[str, Any]:
         """Graph ranking in one base; the entities and relations behind its visible chunks."""

@@ -30,6 +30,7 @@ __all__ = [
     "ToolName",
     "ToolResult",
     "Toolbox",
+    "TurnTool",
     "hybrid_hits",
     "tool_schema",
 ]
@@ -70,6 +71,15 @@ class AgentTool(Protocol):
     def run(self, arguments: dict[str, Any], evidence: Evidence) -> ToolResult:
         """Validate the arguments (pydantic `ValidationError` if wrong) and run."""
         ...
+
+
+class TurnTool:
+    """The base of a tool that works within one turn: its services, scope and request."""
+
+    def __init__(self, services: ChatServices, turn: ChatTurn, description: str) -> None:
+        self._services = services
+        self._turn = turn
+        self.description = description
 
 
 def tool_schema(tool: AgentTool) -> dict[str, Any]:
@@ -157,16 +167,11 @@ class KnowledgeSearchArgs(BaseModel):
     query: str = Field(min_length=1, description="What to look for, in a few words.")
 
 
-class KnowledgeSearchTool:
+class KnowledgeSearchTool(TurnTool):
     """`knowledge_search`: hybrid retrieval over every base of the turn's scope."""
 
     name = ToolName.KNOWLEDGE_SEARCH.value
     arguments_model = KnowledgeSearchArgs
-
-    def __init__(self, services: ChatServices, turn: ChatTurn, description: str) -> None:
-        self._services = services
-        self._turn = turn
-        self.description = description
 
     def run(self, arguments: dict[str, Any], evidence: Evidence) -> ToolResult:
         """Numbered passages for the query (an empty list when nothing matched)."""

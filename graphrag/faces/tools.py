@@ -28,7 +28,7 @@ from graphrag.graph.search_models import GraphSearchRequest, GraphSearchResponse
 from graphrag.ingest import documents
 from graphrag.ingest.schemas import KnowledgePublic, KnowledgeStages, TextImport
 from graphrag.kb.service import list_kbs
-from graphrag.search.graph_search import search_graph
+from graphrag.search.graph_search import GraphRead, search_graph
 from graphrag.search.kb_search import search_knowledge_base
 from graphrag.search.models import SearchRequest, SearchResponse
 from graphrag.search.retrieval import GraphSource
@@ -127,7 +127,8 @@ def graph_search(
     )
     with session_scope(services.chat.sessions) as session:
         kb_id = resolve_kb(session, tenant, kb)
-        return search_graph(session, services.settings, services.chat.graph, tenant, kb_id, body)
+        read = GraphRead(session, services.settings, services.chat.graph, tenant, kb_id)
+        return search_graph(read, body)
 
 
 def _kb_ids(session: Session, settings: Settings, tenant: uuid.UUID, kb: str) -> list[uuid.UUID]:

@@ -8,7 +8,7 @@ Stores, all scoped to an owner = (tenant, owner name):
   knowledge bases' entities).
 
 For the chat path:
-- `record_exchange(session, tenant_id, owner, session_id, user_text, assistant_text, entities)`
+- `record_exchange(session, owner, session_id, user_text, assistant_text, entities)`
   logs one turn (both messages) in the caller's transaction and keeps the entity names for
   the links made when the session closes;
 - `session_start_recall(ctx, owner, message)` is the three-phase recall of a session's first

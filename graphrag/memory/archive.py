@@ -28,6 +28,18 @@ def owner_params(owner: MemoryOwner) -> dict[str, Any]:
     return {"tenant": str(owner.tenant_id), "owner": owner.owner}
 
 
+def _fact_params(fact_id: uuid.UUID, fact: NewFact, embedding: Sequence[float]) -> dict[str, Any]:
+    """A fact's own properties as the write queries take them."""
+    return {
+        "id": str(fact_id),
+        "text": fact.text,
+        "embedding": list(embedding),
+        "importance": fact.importance,
+        "kind": fact.kind.value,
+        "session_id": str(fact.session_id) if fact.session_id else None,
+    }
+
+
 def _fact(raw: dict[str, Any]) -> MemoryFact:
     return MemoryFact.model_validate(raw)
 
@@ -113,16 +125,7 @@ class MemoryArchive:
         """Write the fact `fact_id` (created, or its text replaced); True when created."""
         rows = self.io.write(
             cypher.UPSERT_FACT,
-            {
-                **owner_params(owner),
-                "id": str(fact_id),
-                "text": fact.text,
-                "embedding": list(embedding),
-                "importance": fact.importance,
-                "kind": fact.kind.value,
-                "session_id": str(fact.session_id) if fact.session_id else None,
-                "now": now_ms,
-            },
+            {**owner_params(owner), **_fact_params(fact_id, fact, embedding), "now": now_ms},
         )
         return bool(rows[0]["created"])
 
@@ -133,15 +136,5 @@ class MemoryArchive:
         now_ms: int,
     ) -> Statement:
         """The batched creation of `(id, fact, embedding)` triples, for a larger transaction."""
-        rows = [
-            {
-                "id": str(fact_id),
-                "text": fact.text,
-                "embedding": list(embedding),
-                "importance": fact.importance,
-                "kind": fact.kind.value,
-                "session_id": str(fact.session_id) if fact.session_id else None,
-            }
-            for fact_id, fact, embedding in facts
-        ]
+        rows = [_fact_params(fact_id, fact, embedding) for fact_id, fact, embedding in facts]
         return cypher.CREATE_FACTS, {**owner_params(owner), "rows": rows, "now": now_ms}

@@ -65,8 +65,7 @@ class ChatMemory:
         """Log the turn in recall memory, in the caller's transaction (see `record_exchange`)."""
         record_exchange(
             session,
-            tenant_id,
-            owner,
+            MemoryOwner(tenant_id=tenant_id, owner=owner),
             session_id,
             user_text,
             assistant_text,

@@ -82,6 +82,14 @@ SET m.tenant = $tenant, m.owner = $owner, m.text = $text, m.embedding = $embeddi
 RETURN created
 """
 
+# The best `$limit` facts of the `m` rows in hand, by similarity to `$vector`.
+_TOP_BY_SIMILARITY = """WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
+ORDER BY score DESC, m.created_at DESC
+LIMIT $limit
+RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
+          .session_id} AS fact, score
+"""
+
 # The vector index is global: read a pool, keep the owner's facts, tell the caller the pool
 # size so it can fall back to an exact scan when other owners filled the pool.
 NEAREST_BY_INDEX = """
@@ -94,15 +102,10 @@ RETURN size(pool) AS pool_size,
          score: vector.similarity.cosine(m.embedding, $vector)}] AS hits
 """
 
-NEAREST_BY_SCAN = """
+NEAREST_BY_SCAN = f"""
 MATCH (m:Memory)
 WHERE m.tenant = $tenant AND m.owner = $owner
-WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
-ORDER BY score DESC, m.created_at DESC
-LIMIT $limit
-RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
-          .session_id} AS fact, score
-"""
+{_TOP_BY_SIMILARITY}"""
 
 TOUCH_FACTS = """
 UNWIND $ids AS id
@@ -198,7 +201,7 @@ ORDER BY size(e.key) DESC, e.key
 """
 
 # Facts that mention the entities $keys or their direct neighbours in the memory graph.
-ENTITY_FACTS = """
+ENTITY_FACTS = f"""
 MATCH (e:MemoryEntity)
 WHERE e.tenant = $tenant AND e.owner = $owner AND e.key IN $keys
 OPTIONAL MATCH (e)-[:RELATES]-(n:MemoryEntity)
@@ -207,12 +210,7 @@ UNWIND entities AS entity
 MATCH (m:Memory)-[:MENTIONS]->(entity)
 WHERE m.tenant = $tenant AND m.owner = $owner
 WITH DISTINCT m
-WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
-ORDER BY score DESC, m.created_at DESC
-LIMIT $limit
-RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
-          .session_id} AS fact, score
-"""
+{_TOP_BY_SIMILARITY}"""
 
 NEIGHBOURHOOD_ENTITY = """
 MATCH (e:MemoryEntity {tenant: $tenant, owner: $owner, key: $key})

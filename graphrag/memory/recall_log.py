@@ -56,22 +56,13 @@ class RecallEntry(BaseModel):
 
 
 class LoggedMessage(RecallEntry):
-    """A logged message with its id, session and time."""
+    """A logged message with its id, session and time (read from its `RecallMemory` row)."""
+
+    model_config = ConfigDict(frozen=True, from_attributes=True)
 
     id: uuid.UUID
     session_id: uuid.UUID | None
     created_at: datetime
-
-
-def _logged(row: RecallMemory) -> LoggedMessage:
-    return LoggedMessage(
-        id=row.id,
-        session_id=row.session_id,
-        role=row.role,
-        content=row.content,
-        tool_data=dict(row.tool_data or {}),
-        created_at=row.created_at,
-    )
 
 
 def _scope(owner: MemoryOwner, session_id: uuid.UUID | None) -> list[Any]:
@@ -113,13 +104,12 @@ def append_entries(
         )
     db.add_all(rows)
     db.flush()
-    return [_logged(r) for r in rows]
+    return [LoggedMessage.model_validate(r) for r in rows]
 
 
 def record_exchange(
     session: Session,
-    tenant_id: uuid.UUID,
-    owner: str,
+    owner: MemoryOwner,
     session_id: uuid.UUID,
     user_text: str,
     assistant_text: str,
@@ -137,7 +127,7 @@ def record_exchange(
     names = list(dict.fromkeys(n.strip() for n in entities if n.strip()))
     append_entries(
         session,
-        MemoryOwner(tenant_id=tenant_id, owner=owner),
+        owner,
         session_id,
         [
             RecallEntry(role=MessageRole.USER, content=user_text, tool_data={ENTITIES_KEY: names}),
@@ -161,7 +151,7 @@ def session_messages(
         .where(*_scope(owner, session_id))
         .order_by(RecallMemory.created_at, RecallMemory.id)
     ).all()
-    messages = [_logged(r) for r in rows]
+    messages = [LoggedMessage.model_validate(r) for r in rows]
     if since_close:
         marks = [i for i, m in enumerate(messages) if _is_close_marker(m)]
         if marks:

@@ -31,7 +31,18 @@ from graphrag.kb.service import get_kb_row, kb_graph_on
 from graphrag.search.source_check import SourceCheck
 from graphrag.settings import GraphSearchSettings, Settings
 
-__all__ = ["GraphAnswer", "check_request", "read_graph", "search_graph"]
+__all__ = ["GraphAnswer", "GraphRead", "check_request", "read_graph", "search_graph"]
+
+
+@dataclass(frozen=True)
+class GraphRead:
+    """What one read of a base's graph runs with, and whose base it reads."""
+
+    session: Session
+    settings: Settings
+    store: GraphStore
+    tenant_id: uuid.UUID
+    kb_id: uuid.UUID
 
 
 @dataclass(frozen=True)
@@ -122,16 +133,14 @@ def _any_field_cut(
     )
 
 
-def _ensure_graph_on(
-    session: Session, settings: Settings, store: GraphStore, tenant_id: uuid.UUID, kb_id: uuid.UUID
-) -> uuid.UUID:
+def _ensure_graph_on(read: GraphRead) -> uuid.UUID:
     """The base's id once the global switch, the base and its own graph switch are all on."""
-    if not store.enabled:
+    if not read.store.enabled:
         raise GraphDisabledError("the knowledge graph is not enabled on this server")
-    kb = get_kb_row(session, tenant_id, kb_id)
-    if not kb_graph_on(settings, kb):
+    kb = get_kb_row(read.session, read.tenant_id, read.kb_id)
+    if not kb_graph_on(read.settings, kb):
         raise GraphNotEnabledForKbError(
-            "this knowledge base does not build a knowledge graph", kb_id=str(kb_id)
+            "this knowledge base does not build a knowledge graph", kb_id=str(read.kb_id)
         )
     return kb.id
 
@@ -154,44 +163,30 @@ def _standing_links(
     return links, [ends[i] for i in neighbour_ids if i not in result_ids]
 
 
-def search_graph(
-    session: Session,
-    settings: Settings,
-    store: GraphStore,
-    tenant_id: uuid.UUID,
-    kb_id: uuid.UUID,
-    request: GraphSearchRequest,
-) -> GraphSearchResponse:
+def search_graph(read: GraphRead, request: GraphSearchRequest) -> GraphSearchResponse:
     """Entities whose name contains `request.entity`, their relations and valid source chunks.
 
     Raises `GraphDisabledError` (graph off on the server), `NotFoundError` (no such base for the
     tenant), `GraphNotEnabledForKbError` (graph off for the base), `InvalidInputError`.
     """
-    return read_graph(session, settings, store, tenant_id, kb_id, request).response
+    return read_graph(read, request).response
 
 
-def read_graph(
-    session: Session,
-    settings: Settings,
-    store: GraphStore,
-    tenant_id: uuid.UUID,
-    kb_id: uuid.UUID,
-    request: GraphSearchRequest,
-) -> GraphAnswer:
+def read_graph(read: GraphRead, request: GraphSearchRequest) -> GraphAnswer:
     """`search_graph`'s answer with each entity's base entity key and its document's file name
     (same errors)."""
-    limits = settings.graph_search
+    limits = read.settings.graph_search
     limit = check_request(request, limits)
-    kb_id = _ensure_graph_on(session, settings, store, tenant_id, kb_id)
-    sources = SourceCheck(session, kb_id, limits.excerpt_chars)
+    kb_id = _ensure_graph_on(read)
+    sources = SourceCheck(read.session, kb_id, limits.excerpt_chars)
 
-    matches = store.match_entities(
+    matches = read.store.match_entities(
         kb_id, request.entity, request.knowledge_ids, limits.candidate_cap
     )
     sources.check(c for e in matches.entities for c in e.chunks)
     found = [e for e in matches.entities if sources.valid_ids(e.chunks)]
     results = found[:limit]
-    related = store.entity_relations(
+    related = read.store.entity_relations(
         kb_id, [e.id for e in results], request.relation_types, limits.max_relations
     )
     links, neighbours = _standing_links(related, sources, {e.id for e in results})

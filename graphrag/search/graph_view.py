@@ -10,17 +10,12 @@ document's nodes only, so the view then shows that document's entities.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from sqlalchemy.orm import Session
-
 from graphrag.graph.search_models import EntityPublic, GraphSearchRequest, GraphSearchResponse
-from graphrag.graph.store import GraphStore
 from graphrag.graph.view_models import GraphViewResponse, ViewDocument, ViewEdge, ViewNode
-from graphrag.search.graph_search import read_graph
-from graphrag.settings import Settings
+from graphrag.search.graph_search import GraphRead, read_graph
 
 __all__ = ["merge_instances", "view_graph"]
 
@@ -108,17 +103,10 @@ def merge_instances(
     )
 
 
-def view_graph(
-    session: Session,
-    settings: Settings,
-    store: GraphStore,
-    tenant_id: uuid.UUID,
-    kb_id: uuid.UUID,
-    request: GraphSearchRequest,
-) -> GraphViewResponse:
+def view_graph(read: GraphRead, request: GraphSearchRequest) -> GraphViewResponse:
     """Graph-search's answer to `request`, merged per entity of the base (`merge_instances`).
 
     Same bounds and errors as `graph_search.search_graph`.
     """
-    answer = read_graph(session, settings, store, tenant_id, kb_id, request)
+    answer = read_graph(read, request)
     return merge_instances(answer.response, answer.keys, answer.file_names)

@@ -130,8 +130,7 @@ def test_close_session_through_the_worker_then_entity_neighbourhood(
     with session_scope(session_factory) as db:
         record_exchange(
             db,
-            owner.tenant_id,
-            owner.owner,
+            owner,
             session_id,
             "Where does Helios send its readings?",
             "Helios publishes every reading to Kafka.",
@@ -177,8 +176,7 @@ def test_idle_sweep_task_closes_a_forgotten_session(
     with session_scope(session_factory) as db:
         record_exchange(
             db,
-            owner.tenant_id,
-            owner.owner,
+            owner,
             session_id,
             "Which port does the staging proxy listen on?",
             "The staging proxy listens on port 8443.",
@@ -222,8 +220,7 @@ def test_deleting_a_session_forgets_its_transcript(
         with session_scope(session_factory) as db:
             record_exchange(
                 db,
-                owner.tenant_id,
-                owner.owner,
+                owner,
                 ids[name],
                 f"What is {topic}?",
                 f"{topic}: 4471.",
@@ -267,9 +264,7 @@ def test_a_session_deleted_during_its_close_keeps_nothing(
     session_id = new_chat_session(session_factory, owner)
     topic = "the Brambleholt lighthouse keeper"
     with session_scope(session_factory) as db:
-        record_exchange(
-            db, owner.tenant_id, owner.owner, session_id, f"Who is {topic}?", f"{topic}: Ines.", []
-        )
+        record_exchange(db, owner, session_id, f"Who is {topic}?", f"{topic}: Ines.", [])
     who = {"owner": owner.owner}
     assert http.post(f"{BASE}/sessions/{session_id}/close", json=who).status_code == 202
     deadline = time.monotonic() + CLOSE_WAIT_S

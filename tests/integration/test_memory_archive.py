@@ -196,8 +196,7 @@ def test_memory_entities_link_to_same_named_kb_entities_of_the_tenant_only(
         with session_scope(session_factory) as db:
             record_exchange(
                 db,
-                owner.tenant_id,
-                owner.owner,
+                owner,
                 session_id,
                 "Who maintains the nimbus gateway?",
                 "The Nimbus Gateway is maintained by the platform team.",

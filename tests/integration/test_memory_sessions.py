@@ -72,7 +72,7 @@ def _exchange(
     ctx: MemoryContext, owner: MemoryOwner, session_id: uuid.UUID, q: str, a: str, names: list[str]
 ) -> None:
     with session_scope(ctx.sessions) as db:
-        record_exchange(db, owner.tenant_id, owner.owner, session_id, q, a, names, clock=ctx.clock)
+        record_exchange(db, owner, session_id, q, a, names, clock=ctx.clock)
 
 
 def _orion_session(ctx: MemoryContext, owner: MemoryOwner) -> uuid.UUID:
