@@ -85,7 +85,6 @@ def test_bad_keys_from_one_address_are_429_before_any_key_is_checked(
     # The API keeps answering everyone else, with the same good key.
     with _client(limited_url, _address()) as other:
         assert other.get(KBS, headers=good).status_code == 200
-    assert httpx.get(f"{limited_url}{KBS}", headers=good).status_code == 200
     with redis.Redis.from_url(settings.redis.url) as client:
         assert int(client.get(f"graphrag:auth-failed:{address}") or 0) == FAILURES
         assert 0 < client.ttl(f"graphrag:auth-failed:{address}") <= WINDOW_S
