@@ -13,24 +13,33 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Annotated
+from typing import Annotated, TypeVar
 
-from pydantic import AfterValidator, AnyHttpUrl, BeforeValidator
+from pydantic import AfterValidator, AnyHttpUrl, BaseModel, BeforeValidator
 
-__all__ = ["InputText", "InputUrl", "check_text", "encodable", "text_field_limit"]
+__all__ = ["InputText", "InputUrl", "check_text", "encodable", "read_stored", "text_field_limit"]
 
 _NUL = "\x00"
 _limit: ContextVar[int | None] = ContextVar("text_field_limit", default=None)
+_M = TypeVar("_M", bound=BaseModel)
 
 
 @contextmanager
-def text_field_limit(max_chars: int) -> Iterator[None]:
-    """Within this block, `InputText` values longer than `max_chars` are refused."""
+def text_field_limit(max_chars: int | None) -> Iterator[None]:
+    """Within this block, `InputText` values longer than `max_chars` are refused (None: any
+    length)."""
     token = _limit.set(max_chars)
     try:
         yield
     finally:
         _limit.reset(token)
+
+
+def read_stored(model: type[_M], stored: object) -> _M:
+    """A stored value read as `model`, its text not held to the request's length limit: it was
+    checked when it came in, and a limit lowered since must not make stored data unreadable."""
+    with text_field_limit(None):
+        return model.model_validate(stored)
 
 
 def encodable(text: str) -> bool:

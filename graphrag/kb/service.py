@@ -26,6 +26,7 @@ from graphrag.kb.schemas import (
     graph_on,
 )
 from graphrag.settings import Settings
+from graphrag.text_input import read_stored
 
 __all__ = [
     "create_kb",
@@ -50,13 +51,13 @@ def stored_graph_on(settings: Settings, indexing: object, extract_config: object
     """The graph switch from a base's two stored configurations (their JSON columns)."""
     return graph_on(
         settings,
-        IndexingStrategy.model_validate(indexing),
-        ExtractConfig.model_validate(extract_config),
+        read_stored(IndexingStrategy, indexing),
+        read_stored(ExtractConfig, extract_config),
     )
 
 
 def to_public(settings: Settings, kb: KnowledgeBase) -> KnowledgeBasePublic:
-    public = KnowledgeBasePublic.model_validate(kb)
+    public = read_stored(KnowledgeBasePublic, kb)
     return public.model_copy(update={"graph_on": kb_graph_on(settings, kb)})
 
 

@@ -17,13 +17,14 @@ from graphrag.search.embeddings import Embedder
 from graphrag.search.models import KbScope, RetrievalRequest, SearchRequest, SearchResponse
 from graphrag.search.retrieval import GraphSource, retrieve
 from graphrag.settings import SearchSettings, Settings
+from graphrag.text_input import read_stored
 
 __all__ = ["check_limits", "kb_scope", "load_kb_scopes", "search_knowledge_base"]
 
 
 def kb_scope(settings: Settings, kb: KnowledgeBase) -> KbScope:
     """What retrieval may do in this base, from its indexing strategy and graph switches."""
-    indexing = IndexingStrategy.model_validate(kb.indexing)
+    indexing = read_stored(IndexingStrategy, kb.indexing)
     return KbScope(
         kb_id=kb.id,
         vector=indexing.vector,

@@ -207,3 +207,23 @@ def test_text_field_over_the_limit_is_422(
     assert response.status == 422, response.body
     errors = response.json()["error"]["details"]["errors"]
     assert [e["loc"] for e in errors] == [["body", "description"]]
+
+
+def test_stored_text_longer_than_a_lowered_limit_is_still_read(
+    small_caps_url: str, http: httpx.Client, auth_headers: dict[str, str]
+) -> None:
+    # Stored under the session API's limit, read under the 50-character one: the limit is for
+    # what comes in, and a base stored before it was lowered still lists and reads.
+    long_text = "an example text longer than fifty characters, stored before the cap"
+    created = http.post(
+        KB_PATH,
+        json={"name": f"stored-{uuid.uuid4().hex[:8]}", "extract_config": {"text": long_text}},
+    )
+    assert created.status_code == 201, created.text
+    kb_id = created.json()["id"]
+    one = httpx.get(f"{small_caps_url}{KB_PATH}/{kb_id}", headers=auth_headers, timeout=10.0)
+    assert one.status_code == 200, one.text
+    assert one.json()["extract_config"]["text"] == long_text
+    listed = httpx.get(f"{small_caps_url}{KB_PATH}", headers=auth_headers, timeout=10.0)
+    assert listed.status_code == 200, listed.text
+    assert kb_id in {kb["id"] for kb in listed.json()}
