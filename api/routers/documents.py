@@ -40,7 +40,7 @@ from graphrag.ingest.schemas import (
     UrlImport,
 )
 from graphrag.ingest.url.fetch import fetch_url
-from graphrag.kb.service import get_kb_row
+from graphrag.kb.service import require_live_kb
 from graphrag.outbox.relay_loop import RelayLoop
 
 router = APIRouter(prefix="/api/v1", tags=["documents"])
@@ -122,7 +122,7 @@ def upload_files(
         raise InvalidInputError(
             f"at most {settings.api.max_batch_files} files per request", files=len(files)
         )
-    get_kb_row(session, tenant, kb_id)  # an unknown base is one 404, not one per file
+    require_live_kb(session, tenant, kb_id)  # an unknown base is one 404, not one per file
     items = [_batch_item(session, settings, storage, relay, tenant, kb_id, f) for f in files]
     accepted = sum(item.status == status.HTTP_202_ACCEPTED for item in items)
     return BatchUpload(items=items, accepted=accepted, refused=len(items) - accepted)
@@ -130,7 +130,7 @@ def upload_files(
 
 def _check_kb(state: AppState, tenant: uuid.UUID, kb_id: uuid.UUID) -> None:
     with session_scope(state.sessions) as session:
-        get_kb_row(session, tenant, kb_id)
+        require_live_kb(session, tenant, kb_id)
 
 
 def _add_fetched(
