@@ -219,10 +219,11 @@ class LeaseSemaphore:
                     self._freed.wait(self.poll_s)
 
     def _hold(self, token: str) -> None:
-        """Count `token` among the leases to renew; start the renewer if none runs."""
+        """Count `token` among the leases to renew; start the renewer if none runs (a renewer
+        recorded but not alive is one of the parent's, seen from a forked child)."""
         with self._held_lock:
             self._held[token] = time.monotonic()
-            if self._renewer is None:
+            if self._renewer is None or not self._renewer.is_alive():
                 self._renewer = threading.Thread(
                     target=self._renew_loop, name=f"slot-renewer:{self.key}", daemon=True
                 )
