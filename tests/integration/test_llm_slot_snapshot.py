@@ -8,6 +8,7 @@ never touches the Redis the other tests share.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import time
@@ -32,6 +33,8 @@ from tests.support.isolated_worker import own_database
 from tests.support.own_redis import OwnRedis
 
 pytestmark = pytest.mark.integration
+
+log = logging.getLogger(__name__)
 
 SLOTS = 2
 LEASE_S = 3.0
@@ -118,6 +121,7 @@ def test_leases_restored_from_a_snapshot_are_reported_then_reclaimed(
 
     stack.broker.lose()
     stack.broker.start()  # from the snapshot: both leases are back, their calls long over
+    restored = time.monotonic()
     holder = f"{socket.gethostname()}:{os.getpid()}"
     leases = stack.background_leases()
     assert leases["leases"] == SLOTS and leases["limit"] == SLOTS
@@ -132,6 +136,11 @@ def test_leases_restored_from_a_snapshot_are_reported_then_reclaimed(
     # An LLM call waits at most until the restored leases end, then takes a slot.
     answer = _ask(LlmClient(stack.settings.llm, stack.limiter()))
     assert answer == "fine"
+    log.warning(
+        "slot leases from a snapshot: call answered %.1f s after Redis restarted (lease %.0f s)",
+        time.monotonic() - restored,
+        LEASE_S,
+    )
     assert len(fresh_scripted_llm.requests("/v1/chat/completions")) == 1
     after = stack.background_leases()
     assert (after["leases"], after["stale"]) == (0, 0)  # the stale leases were dropped
