@@ -163,9 +163,14 @@ class LeaseSemaphore:
         )
 
     def release(self, token: str) -> None:
+        """Give the slot back. If Redis cannot be reached the lease, no longer renewed, ends by
+        itself within `lease_s`: the call's result is not lost to that."""
         with self._held_lock:
             self._held.pop(token, None)
-            self.client.zrem(self.key, token)
+            try:
+                self.client.zrem(self.key, token)
+            except redis.RedisError as exc:
+                log.warning("LLM slot of %s not given back (%s): its lease ends it", self.key, exc)
 
     def holders(self) -> int:
         """Slots held now (expired leases not counted)."""

@@ -164,3 +164,13 @@ def test_calls_in_flight_count_again_after_redis_restarts_empty(stack: _Stack) -
         assert other.try_acquire("second")
         assert not other.try_acquire("third")  # the running call and "second": the limit of 2
     assert stack.background_leases()["leases"] == 1  # only "second" now
+
+
+def test_a_call_that_ends_while_redis_is_away_keeps_its_result(stack: _Stack) -> None:
+    """Giving the slot back fails with Redis down; the call's answer is not lost to that (the
+    lease, no longer renewed, would end by itself)."""
+    limiter = stack.limiter()
+    with limiter.slot():  # before the change, leaving this block raised ConnectionError
+        stack.broker.lose()
+    stack.broker.start()
+    assert limiter.try_acquire("next") and limiter.try_acquire("after")
