@@ -25,7 +25,7 @@ import redis
 
 from bench.harness import median, print_header, print_ratio, services_env, timed
 from graphrag.llm.client import LlmClient
-from graphrag.llm.concurrency import LeaseSemaphore
+from graphrag.llm.concurrency import LeaseSemaphore, background_policy
 from graphrag.llm.messages import ChatMessage
 from graphrag.settings import Settings
 from tests.fakes.llm_script import Fault, Reply, Rule
@@ -90,7 +90,7 @@ def main() -> None:
         connection,
         f"bench:llm-slots:{uuid.uuid4().hex}",
         args.slots,
-        llm.concurrency_lease_s,
+        background_policy(llm),
         llm.concurrency_wait_s,
     )
     rule = Rule(name="slow", reply=Reply(content="{}"), fault=Fault(delay_s=args.delay_s))

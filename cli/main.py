@@ -75,7 +75,9 @@ def worker(
         "auto", help="auto (threads for the graph queue alone, else prefork), threads, prefork"
     ),
     metrics_port: int = typer.Option(-1, help="Prometheus exporter port (settings; 0: none)"),
-    name: str = typer.Option("", help="node name, e.g. graph1@%h (default: celery@host)"),
+    name: str = typer.Option(
+        "", help="node name, e.g. graph1@%h (default: the queues, e.g. docparse-default@host)"
+    ),
     beat: bool = typer.Option(False, help="also run the periodic reconciler (one per cluster)"),
 ) -> None:
     """Run a Celery worker on the given queues."""
@@ -89,6 +91,7 @@ def worker(
     if port:
         prepare_multiprocess_dir(settings, port)  # before any metric exists
     from workers.celery_app import app as celery_app
+    from workers.node_name import default_node_name
     from workers.pool import PoolChoice, choose_pool, warm_up_on_start
 
     c = settings.celery
@@ -99,8 +102,7 @@ def worker(
     argv = ["worker", "-Q", names, "--loglevel", settings.log_level, "--pool", chosen]
     if size:
         argv += ["--concurrency", str(size)]
-    if name:
-        argv += ["--hostname", name]
+    argv += ["--hostname", name or default_node_name(names.split(","))]
     if beat:
         schedule = settings.resolve(c.beat_schedule_file)
         schedule.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,14 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.outbox import OutboxBacklog, outbox_backlog
 from graphrag.graph.neo4j_client import neo4j_version
+from graphrag.llm.concurrency import (
+    SlotLeases,
+    background_policy,
+    background_slots_key,
+    interactive_policy,
+    interactive_slots_key,
+    read_leases,
+)
 from graphrag.llm.server_info import read_server_info, slot_limit
 from graphrag.settings import Settings
 from graphrag.worker_liveness import WorkerLiveness, read_workers
@@ -23,6 +31,7 @@ __all__ = [
     "LlmStatus",
     "MemoryStatus",
     "ServiceHealth",
+    "SlotLeasesStatus",
     "SystemStatus",
     "collect_status",
     "graph_engine_name",
@@ -40,8 +49,16 @@ class ServiceHealth(BaseModel):
     detail: str | None = None
 
 
+class SlotLeasesStatus(BaseModel):
+    """The leases of the LLM slots in Redis, per kind; None when Redis cannot be read."""
+
+    background: SlotLeases | None
+    interactive: SlotLeases | None
+
+
 class LlmStatus(BaseModel):
-    """The LLM server: its model, the slots it reports, and the background limit they give."""
+    """The LLM server: its model, the slots it reports, and the background limit they give;
+    the slot leases held in Redis (in flight, or stale: held with no call in flight)."""
 
     status: Literal["ok", "down"]
     base_url: str
@@ -49,6 +66,7 @@ class LlmStatus(BaseModel):
     total_slots: int | None = None
     slot_limit: int
     detail: str | None = None
+    slot_leases: SlotLeasesStatus | None = None
 
 
 class MemoryStatus(BaseModel):
@@ -118,16 +136,36 @@ def _outbox(engine: Engine) -> OutboxBacklog | None:
         return None
 
 
-def _llm(settings: Settings) -> LlmStatus:
+def _llm(settings: Settings, redis_client: redis.Redis[bytes]) -> LlmStatus:
     info = read_server_info(settings.llm)
+    limit = slot_limit(settings.llm, info)
     return LlmStatus(
         status="ok" if info.reachable else "down",
         base_url=info.base_url,
         model=info.model,
         total_slots=info.total_slots,
-        slot_limit=slot_limit(settings.llm, info),
+        slot_limit=limit,
         detail=info.detail,
+        slot_leases=_slot_leases(settings, redis_client, limit),
     )
+
+
+def _slot_leases(
+    settings: Settings, client: redis.Redis[bytes], background_limit: int
+) -> SlotLeasesStatus:
+    llm = settings.llm
+    kinds = {
+        "background": (background_slots_key(llm), background_limit, background_policy(llm)),
+        "interactive": (interactive_slots_key(llm), llm.interactive_limit, interactive_policy(llm)),
+    }
+    found: dict[str, SlotLeases | None] = {}
+    for kind, (key, limit, policy) in kinds.items():
+        try:
+            found[kind] = read_leases(client, key, limit, policy)
+        except redis.RedisError as exc:
+            log.info("LLM slot leases of %s not read: %s", key, exc)
+            found[kind] = None
+    return SlotLeasesStatus(**found)
 
 
 def collect_status(
@@ -142,7 +180,7 @@ def collect_status(
         redis=_redis(redis_client),
         graph=_graph(driver, settings),
         outbox=_outbox(engine),
-        llm=_llm(settings),
+        llm=_llm(settings, redis_client),
         workers=read_workers(redis_client, settings.celery, _queues(settings)),
         memory=MemoryStatus(archival="enabled" if settings.neo4j.enable else "disabled"),
     )

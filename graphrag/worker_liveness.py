@@ -5,6 +5,12 @@ holding its name, queues and the time, with a time to live of `celery.heartbeat_
 that dies or hangs stops renewing it and drops out of `/api/v1/system` within that time, one that
 shuts down cleanly removes it at once. Reading them is a scan of a few keys, so the API never
 waits on a broadcast to the workers.
+
+Workers are keyed by their Celery node name. Two live processes with one name would overwrite
+each other's key and one of them would vanish from the list, so each write reads the value it
+replaces: a value this process did not write means another one beats under the same name; its
+pid goes into the beat (`name_shared_with`) and `/api/v1/system` lists the name under
+`shared_names`.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ class WorkerBeat(BaseModel):
     pid: int
     pool: str
     beat_at: float  # seconds since the epoch
+    name_shared_with: list[int] = []  # pids of other processes seen beating under this name
     age_s: float = 0.0  # filled in when read
 
 
@@ -53,6 +60,7 @@ class WorkerLiveness(BaseModel):
     status: Literal["ok", "none", "down"]  # none: no live worker; down: Redis unreadable
     workers: list[WorkerBeat]
     queues_without_worker: list[str]
+    shared_names: list[str] = []  # node names that more than one live process uses
     detail: str | None = None
 
 
@@ -60,9 +68,25 @@ def _key(name: str) -> str:
     return HEARTBEAT_PREFIX + name
 
 
-def write_heartbeat(client: redis.Redis[bytes], beat: WorkerBeat, ttl_s: float) -> None:
-    """Renew this worker's key for `ttl_s` seconds."""
-    client.set(_key(beat.name), beat.model_dump_json(exclude={"age_s"}), px=int(ttl_s * 1000))
+def write_heartbeat(client: redis.Redis[bytes], beat: WorkerBeat, ttl_s: float) -> bytes | None:
+    """Renew this worker's key for `ttl_s` seconds; returns the value it replaced (None: none)."""
+    previous = client.set(_key(beat.name), _encode(beat), px=int(ttl_s * 1000), get=True)
+    return previous if isinstance(previous, bytes) else None
+
+
+def _encode(beat: WorkerBeat) -> bytes:
+    return beat.model_dump_json(exclude={"age_s"}).encode()
+
+
+def _other_pid(previous: bytes | None, written: bytes | None) -> int | None:
+    """The pid of the process that wrote `previous` if not this one (whose last value was
+    `written`); None when the key held this process's own beat, or nothing."""
+    if previous is None or written is None or previous == written:
+        return None
+    try:
+        return WorkerBeat.model_validate(json.loads(previous)).pid
+    except (ValueError, ValidationError):
+        return None
 
 
 def remove_heartbeat(client: redis.Redis[bytes], name: str) -> None:
@@ -99,6 +123,7 @@ def read_workers(
         status="ok" if workers else "none",
         workers=workers,
         queues_without_worker=[q for q in queues if q not in served],
+        shared_names=[w.name for w in workers if w.name_shared_with],
     )
 
 
@@ -127,11 +152,27 @@ class HeartbeatLoop:
             log.info("heartbeat of %s not removed (%s); it expires", self._beat.name, exc)
 
     def _run(self) -> None:
+        written: bytes | None = None  # this process's last value, to tell another's apart
+        sharers: list[int] = []
         while not self._stopping.is_set():
-            beat = self._beat.model_copy(update={"beat_at": time.time()})
+            beat = self._beat.model_copy(
+                update={"beat_at": time.time(), "name_shared_with": sharers}
+            )
             try:
-                write_heartbeat(self._client, beat, self._settings.heartbeat_ttl_s)
+                previous = write_heartbeat(self._client, beat, self._settings.heartbeat_ttl_s)
             except redis.RedisError as exc:
                 # The broker is down: the worker cannot take tasks either, so it shows as gone.
                 log.warning("worker heartbeat not written: %s", exc)
+                written = None
+            else:
+                other = _other_pid(previous, written)
+                if other is not None and other not in sharers:
+                    log.warning(
+                        "another process (pid %d) beats as worker %s: give each worker its own "
+                        "--name",
+                        other,
+                        self._beat.name,
+                    )
+                sharers = [other] if other is not None else []
+                written = _encode(beat)
             self._stopping.wait(self._settings.heartbeat_interval_s)

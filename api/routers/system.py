@@ -24,8 +24,10 @@ def health() -> dict[str, str]:
 async def system(state: AppStateDep) -> SystemStatus:
     """Versions and health of PostgreSQL, Redis, the graph engine ("Neo4j" or "Not Enabled")
     and the LLM server (reachable, its model, the slots it reports, the background limit they
-    give); the live workers (from their heartbeats) and the queues none consumes; the task
-    outbox's backlog (unsent, in flight, failed); which parts of the agent memory work.
+    give) and the leases of its slots in Redis (in flight, or stale: held with no call running);
+    the live workers (from their heartbeats), the queues none consumes and the node names two
+    processes share; the task outbox's backlog (unsent, in flight, failed); which parts of the
+    agent memory work.
 
     Needs the `read` capability: service versions are of no use to anonymous callers.
     """

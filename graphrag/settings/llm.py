@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 
 from graphrag.settings.base import Section as _Section
 
@@ -30,13 +30,25 @@ class LlmSettings(_Section):
         description="background calls at once per model; auto: the server's slot count"
     )
     concurrency_fallback: int = Field(gt=0, description="the limit when auto cannot be read")
-    concurrency_lease_s: int
+    concurrency_max_hold_s: float = Field(gt=0.0, description="a background slot's longest hold")
     concurrency_wait_s: float
     concurrency_poll_s: float = Field(gt=0.0)
     props_timeout_s: float = Field(gt=0.0)
     interactive_limit: int = Field(gt=0, description="interactive calls at once per model")
     interactive_wait_s: float = Field(gt=0.0)
-    interactive_lease_s: int = Field(gt=0)
+    interactive_max_hold_s: float = Field(gt=0.0, description="an interactive slot's longest hold")
+    slot_lease_s: float = Field(gt=0.0, description="a slot's lease from its last renewal")
+    slot_renew_s: float = Field(gt=0.0, description="how often a holder renews its leases")
+    slot_stale_after_s: float = Field(gt=0.0, description="a lease not renewed this long is stale")
+
+    @model_validator(mode="after")
+    def _leases_renew_in_time(self) -> LlmSettings:
+        """A holder renews before its lease is reported stale, and well before it ends."""
+        if not self.slot_renew_s < self.slot_stale_after_s <= self.slot_lease_s:
+            raise ValueError("llm.slot_renew_s < llm.slot_stale_after_s <= llm.slot_lease_s")
+        if self.slot_lease_s > min(self.concurrency_max_hold_s, self.interactive_max_hold_s):
+            raise ValueError("llm.slot_lease_s must not exceed the max hold of either kind")
+        return self
 
 
 class EmbeddingSettings(_Section):

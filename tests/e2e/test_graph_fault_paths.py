@@ -9,6 +9,7 @@ import json
 import threading
 import time
 import uuid
+from contextlib import ExitStack
 
 import httpx
 import pytest
@@ -158,14 +159,20 @@ def _slots_held_then_freed(
     ctx = core_context(own, session_factory, Neo4jGraphStore(driver, own.neo4j))
     limit = slot_limit(own.llm)  # what the worker reads too (the fallback: no /props here)
     slots = background_limiter(redis.Redis.from_url(own.redis.url), own.llm, limit)
-    tokens = [f"test-{i}" for i in range(limit)]
-    assert all(slots.try_acquire(token) for token in tokens)
+    # Every slot held (and renewed, as a running call's) by a thread until `freed` is set.
+    taken, freed = threading.Event(), threading.Event()
 
-    def free() -> None:
-        for token in tokens:
-            slots.release(token)
+    def hold() -> None:
+        with ExitStack() as stack:
+            for _ in range(limit):
+                stack.enter_context(slots.slot())
+            taken.set()
+            freed.wait()
 
-    release = threading.Timer(SLOT_HELD_S, free)
+    holder = threading.Thread(target=hold, name="slot-holder")
+    holder.start()
+    assert taken.wait(own.llm.concurrency_wait_s)
+    release = threading.Timer(SLOT_HELD_S, freed.set)
     proc = WorkerProcess(env, data_dir() / "test-logs" / "worker-slots.log", concurrency=1)
     proc.start(celery)
     try:
@@ -183,7 +190,8 @@ def _slots_held_then_freed(
         doc = wait_document(ctx, doc_id, finished)
     finally:
         release.cancel()
-        free()
+        freed.set()
+        holder.join()
         proc.stop()
     assert time.monotonic() - started >= SLOT_HELD_S
     assert doc.parse_status == ParseStatus.COMPLETED and doc.failed_chunk_count == 0

@@ -20,7 +20,8 @@ POLL_S = 0.05
 
 
 class OwnRedis:
-    """`start()`, `lose()` (SHUTDOWN NOSAVE: every key is gone), `start()` again, `stop()`."""
+    """`start()`, `lose()` (SHUTDOWN NOSAVE: every key is gone), `start()` again, `stop()`;
+    `save()` writes a snapshot that the next `start()` loads, as a restart from `dump.rdb` does."""
 
     def __init__(self, workdir: Path) -> None:
         self.port = free_port()
@@ -53,6 +54,10 @@ class OwnRedis:
             assert self.proc.poll() is None, "redis-server exited; see its log"
             assert time.monotonic() < deadline, "redis-server did not answer"
             time.sleep(POLL_S)
+
+    def save(self) -> None:
+        """SAVE: the keys now go to `dump.rdb` in the working directory."""
+        self._client().save()
 
     def lose(self) -> None:
         """Take the broker down with everything it held, as a crash without persistence would."""

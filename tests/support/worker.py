@@ -16,6 +16,7 @@ from typing import BinaryIO
 from celery import Celery
 
 from tests.support.services import ROOT, worker_environment
+from workers.node_name import default_node_name
 
 __all__ = ["WorkerProcess", "wait_idle"]
 
@@ -31,13 +32,19 @@ class WorkerProcess:
         log_path: Path,
         concurrency: int = 2,
         queues: Sequence[str] = (),
+        default_name: bool = False,
     ) -> None:
-        """`concurrency` 0 leaves the choice to `graphrag worker` (a graph-only worker: slots)."""
+        """`concurrency` 0 leaves the choice to `graphrag worker` (a graph-only worker: slots);
+        `default_name` starts it without `--name` (it needs `queues`: the name comes from them)."""
         self.env = worker_environment(env)
         self.log_path = log_path
         self.concurrency = concurrency
         self.queues = list(queues)
-        self.name = f"test-{uuid.uuid4().hex[:8]}@{socket.gethostname()}"
+        self.default_name = default_name
+        if default_name:
+            self.name = default_node_name(self.queues).replace("%h", socket.gethostname())
+        else:
+            self.name = f"test-{uuid.uuid4().hex[:8]}@{socket.gethostname()}"
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: BinaryIO | None = None
 
@@ -50,8 +57,9 @@ class WorkerProcess:
             "cli.main",
             "worker",
             f"--concurrency={self.concurrency}",
-            f"--name={self.name}",
         ]
+        if not self.default_name:
+            argv.append(f"--name={self.name}")
         if self.queues:
             argv.append(f"--queues={','.join(self.queues)}")
         self.proc = subprocess.Popen(

@@ -11,6 +11,7 @@ import yaml
 
 from graphrag.settings import project_root
 from tests.support.packaging import wheel_packages
+from workers.node_name import default_node_name
 
 pytestmark = pytest.mark.unit
 
@@ -149,7 +150,12 @@ def test_each_worker_check_pings_its_own_node_name(compose: dict[str, Any]) -> N
         if not name.startswith("worker-"):
             continue
         command = service["command"]
-        node = command[command.index("--name") + 1] if "--name" in command else "celery@%h"
+        queues = command[command.index("--queues") + 1].split(",")
+        node = (
+            command[command.index("--name") + 1]
+            if "--name" in command
+            else default_node_name(queues)
+        )
         check = " ".join(service["healthcheck"]["test"])
         assert "inspect ping" in check, name
         assert f'-d "{node.replace("%h", "$${HOSTNAME}")}"' in check, name
