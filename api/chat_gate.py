@@ -82,11 +82,6 @@ class ChatGate:
             if self._held[who] <= 0:
                 del self._held[who]
 
-    def running(self, principal: Principal) -> int:
-        """How many chat-like requests of the caller's key are admitted now."""
-        with self._lock:
-            return self._held[self._who(principal)]
-
     @property
     def limiter(self) -> anyio.CapacityLimiter:
         """The chat threads' limiter, made in the event loop that first uses it."""
