@@ -29,7 +29,7 @@ from graphrag.auth.models import Principal
 from graphrag.errors import ChatBusyError
 from graphrag.settings import ChatSettings
 
-__all__ = ["ChatGate", "ChatTicket"]
+__all__ = ["ChatGate", "ChatTicket", "GatedStream"]
 
 T = TypeVar("T")
 
