@@ -4,9 +4,9 @@ Every request is authenticated like a REST request (by the request guard, which 
 route needs a key, else here with `api.auth.authenticate_scope`): a missing or bad key is
 answered 401 before the MCP SDK sees the request; the caller and the services ride on the
 request's state to the tools, which check capabilities themselves; `ask` passes the API's chat
-gate (`api.chat_gate`: a `chat_busy` tool error past the key's chats at once, its own
-threads). The SDK runs
-stateless (each request stands alone, so the key is checked on every call) and answers JSON.
+gate (`api.chat_gate`: a `chat_busy` tool error past the key's chats at once, its own threads).
+The SDK runs stateless (each request stands alone, so the key is checked on every call) and
+answers JSON.
 
 A route added this way gets no lifespan of its own: the SDK's session manager must run inside
 the API's lifespan (`McpHttp.running`), and is built anew for each run of it.
