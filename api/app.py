@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 
 from api.auth import assert_routes_guarded
+from api.chat_gate import ChatGate
 from api.console_files import mount_console
 from api.errors import install_error_handlers
 from api.mcp_http import MCP_PATH, McpHttp
@@ -82,6 +83,7 @@ def _open_state(settings: Settings) -> AppState:
         metrics=_scrape_registry(settings, client),
         memory=open_memory_context(settings, sessions, driver, embedder),
         url_imports=UrlImportGate(settings.ingest),
+        chat_gate=ChatGate(settings.chat),
     )
 
 

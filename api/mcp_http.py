@@ -3,8 +3,10 @@
 Every request is authenticated like a REST request (by the request guard, which finds that this
 route needs a key, else here with `api.auth.authenticate_scope`): a missing or bad key is
 answered 401 before the MCP SDK sees the request; the caller and the services ride on the
-request's state to the tools, which check capabilities themselves. The SDK runs
-stateless (each request stands alone, so the key is checked on every call) and answers JSON.
+request's state to the tools, which check capabilities themselves; `ask` passes the API's chat
+gate (`api.chat_gate`: a `chat_busy` tool error past the key's chats at once, its own threads).
+The SDK runs stateless (each request stands alone, so the key is checked on every call) and
+answers JSON.
 
 A route added this way gets no lifespan of its own: the SDK's session manager must run inside
 the API's lifespan (`McpHttp.running`), and is built anew for each run of it.
@@ -12,9 +14,9 @@ the API's lifespan (`McpHttp.running`), and is built anew for each run of it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -25,6 +27,7 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from api.auth import authenticate_scope, remembered_principal
+from api.chat_gate import ChatGate
 from api.errors import error_response, graphrag_error_response
 from api.mcp_server import McpContext, build_mcp_server
 from api.state import AppState
@@ -38,6 +41,8 @@ __all__ = ["MCP_PATH", "McpHttp"]
 MCP_PATH = "/mcp"
 _PRINCIPAL = "graphrag_principal"  # request-state keys the wrapper fills for the tools
 _SERVICES = "graphrag_services"
+_CHAT_GATE = "graphrag_chat_gate"
+T = TypeVar("T")
 
 
 def _from_request(ctx: McpContext, key: str) -> Any:
@@ -58,6 +63,16 @@ def _http_services(ctx: McpContext) -> FaceServices:
     return services
 
 
+async def _gated(ctx: McpContext, principal: Principal, work: Callable[[], T]) -> T:
+    gate = _from_request(ctx, _CHAT_GATE)
+    assert isinstance(gate, ChatGate), "set by McpHttp for every request"
+    ticket = gate.enter(principal)
+    try:
+        return await gate.run(work)
+    finally:
+        ticket.release()
+
+
 def _security(settings: Settings) -> TransportSecuritySettings:
     faces = settings.faces
     return TransportSecuritySettings(
@@ -72,7 +87,9 @@ class McpHttp:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.server: MCPServer[Any] = build_mcp_server(settings, _http_services, _http_caller)
+        self.server: MCPServer[Any] = build_mcp_server(
+            settings, _http_services, _http_caller, _gated
+        )
         self._http: Starlette | None = None
 
     @asynccontextmanager
@@ -111,4 +128,5 @@ class McpHttp:
             return
         setattr(request.state, _PRINCIPAL, principal)
         setattr(request.state, _SERVICES, state.face_services())
+        setattr(request.state, _CHAT_GATE, state.chat_gate)
         await self._http(scope, receive, send)

@@ -4,14 +4,16 @@ The same server runs over streamable HTTP inside the API (`api.mcp_http`, at `/m
 stdio (`graphrag mcp --key ...`). The tools only adapt: who calls comes from `caller` (the
 HTTP request's API key, or the key given to the stdio command), the work from the core, and
 a refusal (missing capability, unknown base, bad argument) returns as a tool error naming the
-backend's stable code.
+backend's stable code. `ask`, which waits for the LLM, runs through a `ChatRunner`: over HTTP
+the API's chat gate (the key's chats at once, threads apart from the shared pool).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Protocol, TypeVar
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -27,12 +29,26 @@ from graphrag.ingest.schemas import KnowledgePublic
 from graphrag.search.models import SearchResponse
 from graphrag.settings import Settings
 
-__all__ = ["Caller", "McpContext", "ServicesOf", "build_mcp_server"]
+__all__ = ["Caller", "ChatRunner", "McpContext", "ServicesOf", "build_mcp_server", "in_thread"]
 
 McpContext = Context[Any, Any]
 Caller = Callable[[McpContext], Principal]  # who is calling, from the request's context
 ServicesOf = Callable[[McpContext], FaceServices]  # the serving process's services
 T = TypeVar("T")
+
+
+class ChatRunner(Protocol):
+    """Runs a chat-like tool's blocking `work` for `principal` (may refuse: a `GraphragError`)."""
+
+    def __call__(
+        self, ctx: McpContext, principal: Principal, work: Callable[[], T]
+    ) -> Awaitable[T]: ...
+
+
+async def in_thread(ctx: McpContext, principal: Principal, work: Callable[[], T]) -> T:
+    """A `ChatRunner` that runs `work` on a worker thread (stdio: one caller, no other routes)."""
+    return await anyio.to_thread.run_sync(work)
+
 
 KbArg = Annotated[str, Field(description="a knowledge base: its name, `kb/<name>` or its id")]
 _READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
@@ -47,18 +63,23 @@ _INSTRUCTIONS = (
 )
 
 
+def _tool_error(exc: GraphragError) -> ToolError:
+    return ToolError(f"{exc.code}: {exc.message}")
+
+
 class _Tools:
     """The tools, bound to the process's services and to how the caller is known."""
 
-    def __init__(self, services: ServicesOf, caller: Caller) -> None:
+    def __init__(self, services: ServicesOf, caller: Caller, chat_runner: ChatRunner) -> None:
         self.services = services
         self.caller = caller
+        self.chat_runner = chat_runner
 
     def _run(self, ctx: McpContext, fn: Callable[..., T], **arguments: Any) -> T:
         try:
             return fn(self.services(ctx), self.caller(ctx), **arguments)
         except GraphragError as exc:
-            raise ToolError(f"{exc.code}: {exc.message}") from exc
+            raise _tool_error(exc) from exc
 
     def list_knowledge_bases(self, ctx: McpContext) -> list[KnowledgeBaseSummary]:
         """The knowledge bases this key can read: id, name, description, graph switch."""
@@ -97,7 +118,7 @@ class _Tools:
             limit=limit,
         )
 
-    def ask(
+    async def ask(
         self,
         kb: Annotated[str, Field(description="a base, or several joined by + (kb/a+kb/b)")],
         question: Annotated[str, Field(min_length=1)],
@@ -105,7 +126,14 @@ class _Tools:
         use_graph: Annotated[bool, Field(description="let the graph add passages")] = True,
     ) -> KnowledgeAnswer:
         """An answer from the base's passages, citing them as [n], with those references."""
-        return self._run(ctx, tools.ask, kb=kb, question=question, use_graph=use_graph)
+
+        def work() -> KnowledgeAnswer:
+            return self._run(ctx, tools.ask, kb=kb, question=question, use_graph=use_graph)
+
+        try:
+            return await self.chat_runner(ctx, self.caller(ctx), work)
+        except GraphragError as exc:
+            raise _tool_error(exc) from exc
 
     def add_text_document(
         self,
@@ -139,12 +167,14 @@ _TOOLS: dict[str, ToolAnnotations] = {
 }
 
 
-def build_mcp_server(settings: Settings, services: ServicesOf, caller: Caller) -> MCPServer[Any]:
-    """The MCP server with the six knowledge-base tools."""
+def build_mcp_server(
+    settings: Settings, services: ServicesOf, caller: Caller, chat_runner: ChatRunner = in_thread
+) -> MCPServer[Any]:
+    """The MCP server with the six knowledge-base tools; `ask` runs through `chat_runner`."""
     server: MCPServer[Any] = MCPServer(
         settings.faces.mcp_server_name, instructions=_INSTRUCTIONS, version=settings.version
     )
-    bound = _Tools(services, caller)
+    bound = _Tools(services, caller, chat_runner)
     for name, hints in _TOOLS.items():
         server.add_tool(getattr(bound, name), name=name, annotations=hints)
     return server

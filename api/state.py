@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from api.chat_gate import ChatGate
 from graphrag.auth.rate_limit import FailedAuthLimiter, RateLimiter
 from graphrag.chat.turn import ChatServices, MemoryPort
 from graphrag.faces.services import FaceServices
@@ -42,6 +43,7 @@ class AppState:
     metrics: CollectorRegistry  # series read at scrape time (queue depths), beside the default
     memory: MemoryContext  # built once by `open_memory_context`
     url_imports: UrlImportGate  # URL fetches at once and their threads, in this process
+    chat_gate: ChatGate  # chat-like requests at once per key, and the threads they run on
 
     def memory_context(self) -> MemoryContext:
         """The agent memory over this process's services. Without Neo4j it has no archive

@@ -51,10 +51,11 @@ def serve(
     host: str | None = typer.Option(None, help="bind address (settings: api.host)"),
     port: int | None = typer.Option(None, help="port (settings: api.port)"),
 ) -> None:
-    """Run the REST API."""
+    """Run the REST API (forwarded headers believed from `api.forwarded_allow_ips` only)."""
     import uvicorn
 
     from api.app import create_app
+    from api.serving import server_options
 
     settings = get_settings()
     uvicorn.run(
@@ -62,6 +63,7 @@ def serve(
         host=host or settings.api.host,
         port=port or settings.api.port,
         log_level=settings.log_level.lower(),
+        **server_options(settings),
     )
 
 

@@ -1,6 +1,7 @@
 """The error tree of the backend. The API maps each class to its HTTP status and stable code.
 
 GraphragError
+├── UnexpectedError          500 internal_error (any other exception, e.g. ending a chat stream)
 ├── NotFoundError            404 not_found
 │   └── UnknownModelError        404 model_not_found (a /v1 model id names no base)
 ├── ConflictError            409 conflict
@@ -16,7 +17,8 @@ GraphragError
 ├── ForbiddenError           403 forbidden
 │   └── OwnerForbiddenError      403 owner_forbidden (a key asked for another memory owner)
 ├── RateLimitedError         429 rate_limited (with Retry-After)
-│   └── UrlImportBusyError       429 url_import_busy (URL imports at once at their cap; Retry-After)
+│   ├── UrlImportBusyError       429 url_import_busy (URL imports at once at their cap; Retry-After)
+│   └── ChatBusyError            429 chat_busy (the key's chats at once at their cap; Retry-After)
 ├── UnauthorizedError        401 unauthorized
 ├── GraphDisabledError       503 graph_disabled (NEO4J_ENABLE is off on this server)
 │   ├── GraphNotEnabledForKbError 503 kb_graph_disabled (this base's own graph switch is off)
@@ -45,6 +47,7 @@ from typing import Any, ClassVar
 __all__ = [
     "ArchivalMemoryDisabledError",
     "BrokerUnavailableError",
+    "ChatBusyError",
     "ConflictError",
     "CorruptFileError",
     "DecodeBudgetError",
@@ -72,6 +75,7 @@ __all__ = [
     "RateLimitedError",
     "ServiceUnavailableError",
     "UnauthorizedError",
+    "UnexpectedError",
     "UnknownModelError",
     "UnsupportedMediaError",
     "UrlEncodingRefusedError",
@@ -94,6 +98,12 @@ class GraphragError(Exception):
         super().__init__(message)
         self.message = message
         self.details = details
+
+
+class UnexpectedError(GraphragError):
+    """Any exception that is not one of ours (a database timeout, a driver's own error), where
+    it must still be reported by its code: in the `error` event that ends a chat stream. The
+    message names no internals; the cause is logged."""
 
 
 class NotFoundError(GraphragError):
@@ -187,6 +197,14 @@ class UrlImportBusyError(RateLimitedError):
     `retry_after_s` says when the first of them will have ended at the latest."""
 
     code = "url_import_busy"
+
+
+class ChatBusyError(RateLimitedError):
+    """The API key already has as many chat-like requests (knowledge or agent chat, `/v1` chat
+    completions, the MCP `ask`) running in this API process as allowed: refused at once, before
+    any work; `retry_after_s` is a hint (a turn's length is not known in advance)."""
+
+    code = "chat_busy"
 
 
 class OwnerForbiddenError(ForbiddenError):

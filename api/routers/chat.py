@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -9,9 +10,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, status
 from fastapi.responses import StreamingResponse
-from starlette.concurrency import run_in_threadpool
 
 from api.auth import PrincipalDep
+from api.chat_gate import ChatGate, ChatTicket
 from api.deps import (
     AppStateDep,
     PagesDep,
@@ -43,12 +44,20 @@ from graphrag.chat.schemas import (
     SessionUpdate,
     SessionWithMessages,
 )
-from graphrag.chat.service import chat_answer, complete_turn, run_turn, start_turn
+from graphrag.chat.service import (
+    UNEXPECTED_TURN_ERROR,
+    chat_answer,
+    complete_turn,
+    run_turn,
+    start_turn,
+)
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.pages import Page
+from graphrag.errors import UnexpectedError
 from graphrag.memory.chat_memory import ChatMemory
 
 router = APIRouter(prefix="/api/v1", tags=["chat"])
+log = logging.getLogger(__name__)
 
 _EVENT_STREAM = "text/event-stream"
 _DEFS = "#/$defs/"
@@ -121,9 +130,19 @@ def _may_use_memory_of(caller: Principal, owner: str, state: AppState) -> None:
     caller.memory_owner(owner, state.settings.memory.default_owner)
 
 
+def _frame(event: ChatEvent) -> str:
+    return f"event: {event.type.value}\ndata: {event.data.model_dump_json()}\n\n"
+
+
 def _sse(events: Iterator[ChatEvent]) -> Iterator[str]:
-    for event in events:
-        yield f"event: {event.type.value}\ndata: {event.data.model_dump_json()}\n\n"
+    """The events as SSE frames. The turn ends itself with `error` on any exception; should
+    anything escape it still, the stream ends with an `error` event all the same, never cut."""
+    try:
+        for event in events:
+            yield _frame(event)
+    except Exception as exc:
+        log.exception("chat stream failed", exc_info=exc)
+        yield _frame(ChatEvent(ErrorEvent.of(UnexpectedError(UNEXPECTED_TURN_ERROR))))
 
 
 def _inline(node: Any, defs: dict[str, Any]) -> Any:
@@ -160,10 +179,13 @@ def _event_stream(*payloads: type[EventPayload]) -> dict[int | str, dict[str, An
 
 @dataclass(frozen=True)
 class StartedTurn:
-    """A chat turn started in its session, and the services it runs with."""
+    """A chat turn started in its session, the services it runs with, and its place at the
+    chat gate (released when the answer has been sent)."""
 
     services: ChatServices
     turn: ChatTurn
+    gate: ChatGate
+    ticket: ChatTicket
 
 
 async def start_chat_turn(
@@ -173,11 +195,18 @@ async def start_chat_turn(
     tenant: TenantDep,
     caller: PrincipalDep,
 ) -> StartedTurn:
-    """The turn of `body` in the session, for a key that may use the session owner's memory."""
-    services = _services(state)
-    turn = await run_in_threadpool(start_turn, services, tenant, session_id, body)
-    _may_use_memory_of(caller, turn.owner, state)
-    return StartedTurn(services, turn)
+    """The turn of `body` in the session, for a key that may use the session owner's memory
+    and has a free place at the chat gate (else 429 `chat_busy`, before any work)."""
+    gate = state.chat_gate
+    ticket = gate.enter(caller)
+    try:
+        services = _services(state)
+        turn = await gate.run(start_turn, services, tenant, session_id, body)
+        _may_use_memory_of(caller, turn.owner, state)
+    except BaseException:
+        ticket.release()
+        raise
+    return StartedTurn(services, turn, gate, ticket)
 
 
 StartedTurnDep = Annotated[StartedTurn, Depends(start_chat_turn)]
@@ -186,12 +215,16 @@ StartedTurnDep = Annotated[StartedTurn, Depends(start_chat_turn)]
 async def _answer(
     started: StartedTurn, producer: AnswerProducer, whole: Callable[[ChatTurn], ChatAnswer]
 ) -> StreamingResponse | ChatAnswer:
-    """Stream the turn's events, or run it to its end and answer `whole(turn)`."""
-    services, turn = started.services, started.turn
+    """Stream the turn's events, or run it to its end and answer `whole(turn)`; either way on
+    the chat gate's threads."""
+    services, turn, gate = started.services, started.turn, started.gate
     if turn.request.stream:
         events = run_turn(services, turn, producer)
-        return StreamingResponse(_sse(events), media_type=_EVENT_STREAM)
-    await run_in_threadpool(complete_turn, services, turn, producer)
+        return gate.stream(_sse(events), started.ticket, _EVENT_STREAM)
+    try:
+        await gate.run(complete_turn, services, turn, producer)
+    finally:
+        started.ticket.release()
     return whole(turn)
 
 

@@ -5,7 +5,9 @@
   default tenant's caller is limited as one key.
 - `FailedAuthLimiter`: at most N failed key checks per window for each client address; past
   them, a request sending a key from that address is refused before the key is hashed or looked
-  up, so a stream of guessed keys costs one Redis read each, not a database query.
+  up, so a stream of guessed keys costs one Redis read each, not a database query. An IPv6
+  client is counted by its network (`auth.failed_ipv6_prefix`, a /64 by default): one host
+  usually holds a whole /64 and could send each guess from a new address in it.
 
 A refusal says how long until the window closes (Retry-After). Redis being down never refuses a
 request: the limits are guards against floods, and the API cannot work without its other
@@ -14,6 +16,7 @@ services anyway.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 
 import redis
@@ -22,7 +25,7 @@ from graphrag.auth.models import Principal
 from graphrag.errors import RateLimitedError
 from graphrag.settings import ApiSettings, AuthSettings
 
-__all__ = ["FailedAuthLimiter", "RateLimiter"]
+__all__ = ["FailedAuthLimiter", "RateLimiter", "address_bucket"]
 
 log = logging.getLogger(__name__)
 
@@ -107,17 +110,32 @@ class RateLimiter:
         )
 
 
+def address_bucket(address: str, ipv6_prefix: int) -> str:
+    """What a client address is counted as: an IPv4 address (an IPv4-mapped IPv6 one too) by
+    itself, an IPv6 address by its network of `ipv6_prefix` bits (`2001:db8:1:2::/64`), and
+    anything else (a Unix socket's name) as it is."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip.packed, ipv6_prefix), strict=False))
+    return str(ip)
+
+
 class FailedAuthLimiter:
     """Failed key checks per client address: `check` before a key is verified, `failed` after
     a key was refused."""
 
     def __init__(self, client: redis.Redis[bytes], settings: AuthSettings) -> None:
         self._window = _Window(client, settings.failed_max_per_window, settings.failed_window_s)
+        self._ipv6_prefix = settings.failed_ipv6_prefix
 
-    @staticmethod
-    def key(address: str) -> str:
-        """The Redis key counting the failures of one client address."""
-        return f"graphrag:auth-failed:{address}"
+    def key(self, address: str) -> str:
+        """The Redis key counting the failures of one client address (of its IPv6 network)."""
+        return f"graphrag:auth-failed:{address_bucket(address, self._ipv6_prefix)}"
 
     def check(self, address: str | None) -> None:
         """429 if the address already failed as often as a window allows (None: not limited)."""

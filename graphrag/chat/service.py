@@ -31,12 +31,13 @@ from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import MessageRole
 from graphrag.db.models import Message
-from graphrag.errors import GraphragError, InvalidInputError
+from graphrag.errors import GraphragError, InvalidInputError, UnexpectedError
 from graphrag.llm.messages import ChatMessage
 from graphrag.search.kb_search import load_kb_scopes
 from graphrag.search.models import KbScope
 
 __all__ = [
+    "UNEXPECTED_TURN_ERROR",
     "chat_answer",
     "complete_turn",
     "persist_turn",
@@ -48,6 +49,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 _MS_PER_S = 1000.0
+# The message of an `error` event for an exception that is not ours: it names no internals.
+UNEXPECTED_TURN_ERROR = "the turn failed on an unexpected error (logged on the server)"
 
 
 def _check_question(services: ChatServices, request: ChatRequest) -> None:
@@ -115,8 +118,9 @@ def run_turn(
     services: ChatServices, turn: ChatTurn, producer: AnswerProducer
 ) -> Iterator[ChatEvent]:
     """One turn in any mode: its stages, the producer's steps, `references`, the answer as
-    `delta`s, then `done` (with the token usage) or, when a `GraphragError` stops it, `error`
-    (its stable code and message). The turn is persisted however the stream ends; one that
+    `delta`s, then `done` (with the token usage) or, when an error stops it, `error` (the
+    stable code and message of a `GraphragError`; `internal_error` for any other exception,
+    whose details are only logged). The turn is persisted however the stream ends; one that
     did not complete is stored marked incomplete (see `persist_turn`)."""
     start = perf_counter()
     try:
@@ -143,8 +147,23 @@ def run_turn(
         log.warning("chat turn failed: %s: %s", exc.code, exc.message)
         turn.failure = exc
         yield ChatEvent(ErrorEvent.of(exc))
+    except Exception as exc:
+        # Anything else (a database statement timeout, a driver's own error): a stream cut
+        # short looks like a network fault to every client, so it ends the same way.
+        log.exception("chat turn failed unexpectedly", exc_info=exc)
+        turn.failure = UnexpectedError(UNEXPECTED_TURN_ERROR)
+        yield ChatEvent(ErrorEvent.of(turn.failure))
     finally:
+        _persist_quietly(services, turn, producer)
+
+
+def _persist_quietly(services: ChatServices, turn: ChatTurn, producer: AnswerProducer) -> None:
+    # Storing runs after the stream's last event: a failure here (the database gone) is logged,
+    # and must not turn a stream that ended cleanly into a cut one.
+    try:
         persist_turn(services, turn, producer.trace(turn))
+    except Exception as exc:
+        log.exception("chat turn not stored", exc_info=exc)
 
 
 def run_chat(services: ChatServices, turn: ChatTurn) -> Iterator[ChatEvent]:

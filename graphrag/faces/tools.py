@@ -18,7 +18,6 @@ from graphrag.chat.service import complete_turn, start_stateless_turn
 from graphrag.db.engine import session_scope
 from graphrag.errors import (
     InvalidInputError,
-    LlmUnavailableError,
     NotFoundError,
     UnknownModelError,
 )
@@ -148,8 +147,8 @@ def ask(
     request: ChatRequest = _valid(ChatRequest, query=question, kb_ids=kb_ids, use_graph=use_graph)
     turn = start_stateless_turn(services.chat, tenant, request, history=[])
     complete_turn(services.chat, turn)
-    if turn.error is not None:
-        raise LlmUnavailableError(turn.error.message)
+    if turn.failure is not None:
+        raise turn.failure  # by its own code: the LLM down, a request it refused, any error
     return KnowledgeAnswer(answer=turn.answer, references=turn.references, entities=turn.entities)
 
 

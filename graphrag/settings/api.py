@@ -1,12 +1,17 @@
-"""Settings of the REST API: listening address, pages, request caps and the rate limit."""
+"""Settings of the REST API: listening address, proxies trusted, pages, request caps and the
+rate limit."""
 
 from __future__ import annotations
 
-from pydantic import Field
+import ipaddress
+
+from pydantic import Field, field_validator
 
 from graphrag.settings.base import Section as _Section
 
 __all__ = ["ApiSettings"]
+
+_ANYONE = "*"  # forwarded_allow_ips: believe the forwarded headers of any peer
 
 
 class ApiSettings(_Section):
@@ -38,3 +43,17 @@ class ApiSettings(_Section):
     rate_limit_requests: int = Field(ge=0, description="requests per key per window; 0: no limit")
     rate_limit_window_s: int = Field(gt=0)
     metrics_public: bool = Field(description="serve /metrics without a key (else `read` needed)")
+    forwarded_allow_ips: list[str] = Field(
+        description="addresses or networks of the reverse proxies whose X-Forwarded-For and "
+        "X-Forwarded-Proto `graphrag serve` believes; [] believes none"
+    )
+
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _addresses_or_networks(cls, value: list[str]) -> list[str]:
+        # The server would take a mistyped entry as a literal that matches nothing: refuse it.
+        entries = [entry.strip() for entry in value]
+        for entry in entries:
+            if entry != _ANYONE:
+                ipaddress.ip_network(entry, strict=False)
+        return entries

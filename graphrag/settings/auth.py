@@ -21,6 +21,9 @@ class AuthSettings(_Section):
         ge=0, description="failed key checks per client address and window; 429 beyond; 0: off"
     )
     failed_window_s: int = Field(gt=0)
+    failed_ipv6_prefix: int = Field(
+        ge=1, le=128, description="IPv6 clients' failed keys are counted per network of this prefix"
+    )
     default_passwords: list[str] = Field(
         description="shipped or well-known passwords that production refuses for its services"
     )

@@ -10,7 +10,8 @@ __all__ = ["ChatSettings"]
 
 
 class ChatSettings(_Section):
-    """The chat path: history, retrieval sizes and the prompt budget."""
+    """The chat path: history, retrieval sizes, the prompt budget, and how many chat-like
+    requests (knowledge and agent chat, `/v1` chat completions, the MCP `ask`) may run at once."""
 
     history_turns: int
     history_max_messages: int
@@ -29,3 +30,12 @@ class ChatSettings(_Section):
     agent_max_reflections: int = Field(ge=0)
     agent_max_calls_per_step: int = Field(ge=1)
     agent_graph_max_items: int = Field(ge=1)
+    max_concurrent_per_key: int = Field(
+        ge=0, description="chat-like requests of one API key at once per API process; 0: no cap"
+    )
+    busy_retry_after_s: int = Field(gt=0, description="Retry-After of a 429 chat_busy")
+    worker_threads: int = Field(
+        gt=0,
+        description="threads the chat-like requests' blocking work runs on, apart from "
+        "the shared pool of the other routes",
+    )

@@ -1,18 +1,21 @@
 """A turn stopped by an error ends its stream cleanly, over real HTTP with the scripted LLM: the
 knowledge chat and the agent chat send an `error` event with the stable code, `/v1` an error
 chunk then `data: [DONE]`; the failed turn is stored marked incomplete, the memory does not
-record it, later turns leave it out of their history, and the API keeps answering."""
+record it, later turns leave it out of their history, and the API keeps answering. An error
+that is not one of ours (here PostgreSQL cancelling the passage search at its statement
+timeout, the chunks table held locked) ends the stream the same way, as `internal_error`."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.models import RecallMemory
@@ -32,6 +35,8 @@ EMBEDDING_FAILED = "embedding_failed"
 AGENT_STEP_ONE = "This is step 1 of"
 ANSWER_PROMPT = {"user": {"contains": "Passages:"}}
 OVERFLOW = {"context_overflow": True}
+UNEXPECTED = "internal_error"
+STATEMENT_TIMEOUT_MS = 1000  # the passage search waits this long for the locked table
 
 
 def _agent_step_one(settings: Settings) -> dict[str, Any]:
@@ -51,6 +56,30 @@ def remote_embedder(settings: Settings, auth_headers: dict[str, str]) -> Iterato
         httpx.Client(base_url=url, timeout=60.0, headers=auth_headers) as client,
     ):
         yield client
+
+
+@pytest.fixture(scope="module")
+def short_statements(settings: Settings, auth_headers: dict[str, str]) -> Iterator[httpx.Client]:
+    """An API whose database statements are cancelled after a second."""
+    from api.app import create_app
+
+    database = settings.database.model_copy(update={"statement_timeout_ms": STATEMENT_TIMEOUT_MS})
+    app = create_app(settings.model_copy(update={"database": database}))
+    with (
+        ThreadedServer(app) as url,
+        httpx.Client(base_url=url, timeout=60.0, headers=auth_headers) as client,
+    ):
+        yield client
+
+
+@contextmanager
+def _chunks_locked(engine: Engine) -> Iterator[None]:
+    """The chunks table locked against every reader (a long migration or a stuck transaction
+    would): a search waits on it until its statement timeout."""
+    with engine.connect() as connection:
+        connection.execute(text("LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE"))
+        yield
+        connection.rollback()
 
 
 def _session(client: httpx.Client) -> str:
@@ -208,3 +237,57 @@ def test_v1_system_text_is_capped(http: httpx.Client, settings: Settings) -> Non
     assert (error["code"], error["param"]) == ("invalid_input", "messages")
     assert str(cap) in error["message"]
     assert http.get("/v1/models").status_code == 200  # the API goes on answering
+
+
+@pytest.mark.parametrize("mode", ["knowledge-chat", "agent-chat"])
+def test_an_unexpected_error_mid_turn_ends_the_stream_with_internal_error(
+    short_statements: httpx.Client,
+    fresh_scripted_llm: ScriptedLlmServer,
+    session_factory: sessionmaker[Session],
+    engine: Engine,
+    mode: str,
+) -> None:
+    tool_call = {"tool_calls": [{"name": "knowledge_search", "arguments": {"query": "crane"}}]}
+    fresh_scripted_llm.set_rules([], default=tool_call)
+    session_id = _session(short_statements)
+    with _chunks_locked(engine):
+        events = _ask(short_statements, mode, session_id, FAILED_QUESTION)
+    _ends_with_error(events, UNEXPECTED)
+    assert "statement" not in events[-1][1]["message"]  # no internals in the event
+    _failed_turn_left_clean(short_statements, session_factory, session_id)
+    _next_turn_answers(short_statements, fresh_scripted_llm, session_factory, mode, session_id)
+
+
+def test_v1_ends_an_unexpected_error_with_its_chunk_then_done(
+    short_statements: httpx.Client, fresh_scripted_llm: ScriptedLlmServer, engine: Engine
+) -> None:
+    fresh_scripted_llm.set_rules([], default={"content": ANSWER})
+    kb = create_kb(short_statements)
+    body = {"model": kb["id"], "messages": [{"role": "user", "content": FAILED_QUESTION}]}
+    with _chunks_locked(engine):
+        _v1_answers_internal_error(short_statements, kb["id"], body)
+    data = _v1_stream(short_statements, body)  # the table free again: answered
+    chunks = [json.loads(d) for d in data[:-1]]
+    assert data[-1] == "[DONE]" and chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert "".join(c["choices"][0]["delta"].get("content", "") for c in chunks) == ANSWER
+
+
+def _v1_answers_internal_error(client: httpx.Client, kb_id: str, body: dict[str, Any]) -> None:
+    data = _v1_stream(client, body)
+    assert data[-1] == "[DONE]"
+    error = json.loads(data[-2])["error"]
+    assert (error["code"], error["type"]) == (UNEXPECTED, "server_error")
+    assert all("error" not in json.loads(d) for d in data[:-2])
+
+    whole = client.post(CHAT_PATH, json=body)
+    assert whole.status_code == 500 and whole.json()["error"]["code"] == UNEXPECTED
+
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "ask", "arguments": {"kb": kb_id, "question": FAILED_QUESTION}},
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    asked = client.post("/mcp", json=call, headers=headers).json()["result"]
+    assert asked["isError"] is True and f"{UNEXPECTED}: " in asked["content"][0]["text"]

@@ -24,10 +24,11 @@ def free_port() -> int:
 class ThreadedServer:
     """A real HTTP server for tests: `with ThreadedServer(app) as url: ...`."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **options: Any) -> None:
+        # `options`: more of uvicorn's (e.g. `api.serving.server_options`, as `graphrag serve`).
         self.port = free_port()
         self._server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", **options)
         )
         self._thread = threading.Thread(target=self._server.run, daemon=True)
 
