@@ -29,6 +29,7 @@ from graphrag.graph.search_models import (
     RelationMatches,
 )
 from graphrag.graph.store import GraphCounts
+from graphrag.graph.vector_checks import VectorUse, searchable_only
 from graphrag.settings import Neo4jSettings
 
 __all__ = ["Neo4jGraphStore"]
@@ -194,8 +195,10 @@ class Neo4jGraphStore:
 
     def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
         """Store the name vectors of base nodes (a key without a node, or whose node has one, is
-        left as it is)."""
-        rows = [{"key": key, "vector": list(vector)} for key, vector in vectors.items()]
+        left as it is). A vector without a positive finite norm is not stored (counted): the
+        index would refuse it, and the key is still found exactly and by its words."""
+        kept = searchable_only(VectorUse.ENTITY_NAME, vectors)
+        rows = [{"key": key, "vector": list(vector)} for key, vector in kept.items()]
         if not rows:
             return
         self._write(cypher.SET_KEY_VECTORS, {"kb": str(kb_id), "rows": rows}, action="graph write")
