@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
 from graphrag.db.models import Chunk, Knowledge
+from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.ingest.processing import process_document
 from graphrag.kb.schemas import KnowledgeBaseCreate
@@ -26,6 +27,7 @@ from tests.e2e.test_graph_build import document_text, graph_kb, script_extractio
 from tests.fakes.llm_script import Script
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.api_helpers import upload, wait_terminal
+from tests.support.graph_data import drop_kb_graph, graph
 from tests.support.graph_helpers import remove_label
 from tests.support.http_server import ThreadedServer
 from tests.support.isolated_worker import add_and_enqueue, core_context, own_database
@@ -138,3 +140,22 @@ def test_zero_memory_vectors_are_kept_out_of_the_index(
     assert ctx.archive.nearest(owner, zero, 5) == []
     # The fact without a vector does not break a similarity read of real vectors either.
     assert ctx.archive.nearest(owner, ctx.embedder.embed_query("zeros"), 5) == []
+
+
+def test_zero_name_vectors_are_not_stored(settings: Settings, neo4j_driver: Driver) -> None:
+    store = Neo4jGraphStore(neo4j_driver, settings.neo4j)
+    dim = settings.embedding.dim
+    kb_id = uuid.uuid4()
+    store.ensure_kb_indexes(kb_id)
+    store.ensure_vector_index(dim)
+    store.write_chunk_graph(kb_id, uuid.uuid4(), uuid.uuid4(), graph(["Alpha Works", "Beta Works"]))
+    try:
+        unit = [1.0] + [0.0] * (dim - 1)
+        store.set_key_vectors(kb_id, {"alpha works": [0.0] * dim, "beta works": unit})
+        records, _, _ = neo4j_driver.execute_query(
+            "MATCH (c:BaseEntity {kb: $kb}) RETURN c.key AS key, c.embedding IS NOT NULL AS has",
+            kb=str(kb_id),
+        )
+        assert {r["key"]: r["has"] for r in records} == {"alpha works": False, "beta works": True}
+    finally:
+        drop_kb_graph(store, neo4j_driver, kb_id)
