@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.responses import Response
+from starlette.staticfiles import PathLike
+from starlette.types import Scope
 
 from api.auth import PUBLIC
 
@@ -24,6 +28,22 @@ CONTENT_SECURITY_POLICY = (
 _router = APIRouter(include_in_schema=False)
 
 
+class _ConsoleFiles(StaticFiles):
+    """The console's files, each with the page's policy: `/console/index.html` is the same page
+    as `/` and must not be served without it."""
+
+    def file_response(
+        self,
+        full_path: PathLike,
+        stat_result: os.stat_result,
+        scope: Scope,
+        status_code: int = 200,
+    ) -> Response:
+        response = super().file_response(full_path, stat_result, scope, status_code)
+        response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        return response
+
+
 @_router.get("/", dependencies=[PUBLIC])
 def console_page() -> FileResponse:
     """The console's single page; it signs in with an API key kept in the browser session."""
@@ -38,4 +58,4 @@ def mount_console(app: FastAPI) -> None:
     """Serve the page at `/` and its scripts and styles under `/console/`; other paths keep
     their JSON 404 and 405 answers."""
     app.include_router(_router)
-    app.mount(CONSOLE_PREFIX, StaticFiles(directory=CONSOLE_DIR), name="console")
+    app.mount(CONSOLE_PREFIX, _ConsoleFiles(directory=CONSOLE_DIR), name="console")

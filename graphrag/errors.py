@@ -26,6 +26,7 @@ GraphragError
 ├── ServiceUnavailableError  503 service_unavailable
 │   ├── BrokerUnavailableError   503 broker_unavailable (the relay keeps the rows for later)
 │   ├── GraphStoreError          503 graph_store_error
+│   │   └── GraphSearchTimeoutError  503 graph_search_timeout (the name scan past its budget)
 │   └── LlmUnavailableError      503 llm_unavailable
 │       └── LlmBusyError             503 llm_busy (no LLM slot freed in time; with Retry-After)
 ├── EmbeddingError           502 embedding_failed (model missing or mismatched, server error)
@@ -60,6 +61,7 @@ __all__ = [
     "GraphDataError",
     "GraphDisabledError",
     "GraphNotEnabledForKbError",
+    "GraphSearchTimeoutError",
     "GraphStoreError",
     "GraphragError",
     "InvalidInputError",
@@ -287,6 +289,14 @@ class PromptRenderError(PromptError):
 
 class GraphStoreError(ServiceUnavailableError):
     code = "graph_store_error"
+
+
+class GraphSearchTimeoutError(GraphStoreError):
+    """A graph search's scan of the base's entity names ran past its time budget
+    (`graph_search.match_timeout_s`); Neo4j stopped it. A longer or rarer substring, or a
+    `knowledge_ids` filter, scans less."""
+
+    code = "graph_search_timeout"
 
 
 class LlmUnavailableError(ServiceUnavailableError):

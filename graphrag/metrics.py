@@ -22,6 +22,7 @@ __all__ = [
     "QueueDepthCollector",
     "llm_metrics",
     "task_counter",
+    "unsearchable_vector_counter",
 ]
 
 
@@ -38,6 +39,7 @@ class LlmMetrics:
 _lock = threading.Lock()
 _llm: LlmMetrics | None = None
 _tasks: Counter | None = None
+_unsearchable: Counter | None = None
 
 
 def llm_metrics(buckets: Sequence[float]) -> LlmMetrics:
@@ -77,6 +79,20 @@ def task_counter() -> Counter:
         if _tasks is None:
             _tasks = Counter("graphrag_tasks", "Celery tasks by name and state", ["task", "state"])
         return _tasks
+
+
+def unsearchable_vector_counter() -> Counter:
+    """`graphrag_unsearchable_vectors_total{use}`: vectors without a positive finite norm,
+    skipped instead of searched or indexed (`use`: what the vector was for)."""
+    global _unsearchable
+    with _lock:
+        if _unsearchable is None:
+            _unsearchable = Counter(
+                "graphrag_unsearchable_vectors",
+                "Embeddings without a positive finite norm, skipped",
+                ["use"],
+            )
+        return _unsearchable
 
 
 class QueueDepthCollector(Collector):

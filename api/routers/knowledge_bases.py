@@ -10,6 +10,7 @@ from api.deps import GraphStoreDep, RelayDep, SessionDep, SettingsDep, TenantDep
 from api.dispatch import commit_and_kick
 from graphrag.ingest.graph import switch as graph_switch
 from graphrag.kb import service
+from graphrag.kb.deletion import KbDeletionPublic, kb_deletion
 from graphrag.kb.schemas import KnowledgeBaseCreate, KnowledgeBasePublic, KnowledgeBaseUpdate
 
 router = APIRouter(prefix="/api/v1/knowledge-bases", tags=["knowledge bases"])
@@ -70,3 +71,12 @@ def delete_knowledge_base(
     deleted = service.request_kb_delete(session, tenant, kb_id)
     commit_and_kick(session, relay)
     return {"id": str(deleted), "status": "deleting"}
+
+
+@router.get("/{kb_id}/deletion")
+def get_knowledge_base_deletion(
+    kb_id: uuid.UUID, session: SessionDep, tenant: TenantDep
+) -> KbDeletionPublic:
+    """How far the deletion of a base has gone: rows left, purge runs, the last error. 404 once
+    the base is gone (or when it is not being deleted)."""
+    return kb_deletion(session, tenant, kb_id)

@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from neo4j import Driver, ManagedTransaction
+from neo4j.exceptions import Neo4jError
 
-from graphrag.errors import GraphDataError, GraphStoreError
+from graphrag.errors import GraphDataError, GraphSearchTimeoutError, GraphStoreError
 from graphrag.graph import cypher
 from graphrag.graph.labels import ENTITY_KEY_LABEL, base_scope, entity_label
 from graphrag.graph.models import GraphData
@@ -29,6 +30,7 @@ from graphrag.graph.search_models import (
     RelationMatches,
 )
 from graphrag.graph.store import GraphCounts
+from graphrag.graph.vector_checks import VectorUse, searchable_only
 from graphrag.settings import Neo4jSettings
 
 __all__ = ["Neo4jGraphStore"]
@@ -38,6 +40,14 @@ log = logging.getLogger(__name__)
 # What a failure of these statements is reported as ("<action> failed: ...").
 _SCHEMA = "graph schema update"
 _DELETE = "graph delete"
+# What Neo4j answers for a transaction stopped at its timeout (the client's, or the server's).
+_TIMED_OUT = frozenset(
+    {
+        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+        "Neo.ClientError.Transaction.TransactionTimedOut",
+        "Neo.TransientError.Transaction.TransactionTimedOut",
+    }
+)
 
 
 class Neo4jGraphStore:
@@ -194,8 +204,10 @@ class Neo4jGraphStore:
 
     def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
         """Store the name vectors of base nodes (a key without a node, or whose node has one, is
-        left as it is)."""
-        rows = [{"key": key, "vector": list(vector)} for key, vector in vectors.items()]
+        left as it is). A vector without a positive finite norm is not stored (counted): the
+        index would refuse it, and the key is still found exactly and by its words."""
+        kept = searchable_only(VectorUse.ENTITY_NAME, vectors)
+        rows = [{"key": key, "vector": list(vector)} for key, vector in kept.items()]
         if not rows:
             return
         self._write(cypher.SET_KEY_VECTORS, {"kb": str(kb_id), "rows": rows}, action="graph write")
@@ -264,12 +276,32 @@ class Neo4jGraphStore:
         entity: str,
         knowledge_ids: Sequence[uuid.UUID] | None,
         limit: int,
+        timeout_s: float,
     ) -> EntityMatches:
-        """Up to `limit` entities whose name contains `entity` (related or not), best first."""
-        rows = self._read(
-            cypher.MATCH_ENTITIES.format(label=entity_label(kb_id)),
-            {"entity": entity, "kgs": _kg_list(knowledge_ids), "probe": limit + 1},
-        )
+        """Up to `limit` entities whose name contains `entity` (related or not), best first.
+
+        The substring test reads every name of the base (no index serves it): Neo4j stops the
+        scan after `timeout_s`, and `GraphSearchTimeoutError` says so.
+        """
+        query = cypher.MATCH_ENTITIES.format(label=entity_label(kb_id))
+        params = {"entity": entity, "kgs": _kg_list(knowledge_ids), "probe": limit + 1}
+        try:
+            rows = run_statements(
+                self.driver,
+                self.settings,
+                [(query, params)],
+                write=False,
+                action="graph search",
+                timeout_s=timeout_s,
+            )[0]
+        except (Neo4jError, GraphStoreError) as exc:
+            if not _timed_out(exc):
+                raise
+            raise GraphSearchTimeoutError(
+                "the graph search ran out of time; a longer entity text or a knowledge_ids "
+                "filter scans less",
+                timeout_s=timeout_s,
+            ) from exc
         entities = [_entity(row["entity"]) for row in rows]
         return EntityMatches(entities=entities[:limit], truncated=len(entities) > limit)
 
@@ -307,6 +339,13 @@ def _describe(exc: Exception) -> str:
     if isinstance(exc, UnicodeError):
         return f"text that cannot be encoded as UTF-8 ({type(exc).__name__})"
     return ascii(str(exc))
+
+
+def _timed_out(exc: Exception) -> bool:
+    """Whether Neo4j stopped the transaction at its timeout (a transient error arrives wrapped
+    in `GraphStoreError`)."""
+    cause = exc.__cause__ if isinstance(exc, GraphStoreError) else exc
+    return isinstance(cause, Neo4jError) and cause.code in _TIMED_OUT
 
 
 def _kg_list(knowledge_ids: Sequence[uuid.UUID] | None) -> list[str] | None:

@@ -37,10 +37,13 @@ def run_transaction(
     *,
     write: bool,
     action: str,
+    timeout_s: float | None = None,
 ) -> T:
-    """`work` in one managed transaction bounded by the transaction timeout; an unreachable
-    server raises `GraphStoreError("<action> failed: ...")`."""
-    bounded = unit_of_work(timeout=settings.transaction_timeout_s)(work)
+    """`work` in one managed transaction bounded by the transaction timeout (or `timeout_s`,
+    a tighter budget of its own); an unreachable server raises
+    `GraphStoreError("<action> failed: ...")`."""
+    limit = settings.transaction_timeout_s if timeout_s is None else timeout_s
+    bounded = unit_of_work(timeout=limit)(work)
     mode = WRITE_ACCESS if write else READ_ACCESS
     try:
         with driver.session(database=settings.database, default_access_mode=mode) as session:
@@ -56,10 +59,11 @@ def run_statements(
     *,
     write: bool,
     action: str,
+    timeout_s: float | None = None,
 ) -> list[Rows]:
     """The rows of each statement, all run in one transaction (all of them happen, or none)."""
 
     def work(tx: ManagedTransaction) -> list[Rows]:
         return [[record.data() for record in tx.run(q, p)] for q, p in statements]
 
-    return run_transaction(driver, settings, work, write=write, action=action)
+    return run_transaction(driver, settings, work, write=write, action=action, timeout_s=timeout_s)

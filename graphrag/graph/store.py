@@ -51,8 +51,10 @@ class GraphStore(Protocol):
         entity: str,
         knowledge_ids: Sequence[uuid.UUID] | None,
         limit: int,
+        timeout_s: float,
     ) -> EntityMatches:
-        """Entities whose name contains `entity`, related or not, best first."""
+        """Entities whose name contains `entity`, related or not, best first; the scan stops
+        after `timeout_s` (`GraphSearchTimeoutError`)."""
         ...
 
     def set_key_vectors(self, kb_id: uuid.UUID, vectors: Mapping[str, Sequence[float]]) -> None:
@@ -125,6 +127,7 @@ class DisabledGraphStore:
         entity: str,
         knowledge_ids: Sequence[uuid.UUID] | None,
         limit: int,
+        timeout_s: float,
     ) -> EntityMatches:
         self._note()
         return EntityMatches()

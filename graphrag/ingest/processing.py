@@ -32,6 +32,7 @@ from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
 from graphrag.db.outbox import TaskRequest, end_own_task, start_own_task
 from graphrag.db.outbox import process_document as process_request
 from graphrag.errors import InvalidInputError, ParseError
+from graphrag.graph.vector_checks import VectorUse, searchable, skip_unsearchable
 from graphrag.ingest.chunker import chunk_document
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.graph.plan import GraphCandidate, GraphPlan, plan_graph
@@ -257,10 +258,15 @@ def _embed(
     started = time.monotonic()
     batch = ctx.settings.embedding.batch_size
     vectors: list[list[float] | None] = []
+    unsearchable = 0
     for start in range(0, total, batch):
         texts = [d.content for d in drafts[start : start + batch]]
         embedded = ctx.embedder.embed([t for t in texts if t.strip()])
-        it = iter(embedded)
+        # A vector without a positive finite norm is stored as none: the chunk is still found
+        # by keyword and through the graph, never by a NaN cosine.
+        kept = [v if searchable(v) else None for v in embedded]
+        unsearchable += sum(v is None for v in kept)
+        it = iter(kept)
         vectors.extend(next(it) if t.strip() else None for t in texts)
         # Between batches, progress (and a check that the attempt is still current); the write
         # checks it after the last one.
@@ -270,7 +276,16 @@ def _embed(
         ):
             return None
     seconds = time.monotonic() - started
-    return vectors, StageProgress(status=StageStatus.DONE, done=total, total=total, seconds=seconds)
+    skip_unsearchable(VectorUse.CHUNK, unsearchable)
+    detail = f"{unsearchable} chunk vector(s) without a positive finite norm stored without one"
+    return vectors, StageProgress(
+        status=StageStatus.DONE,
+        done=total,
+        total=total,
+        skipped=unsearchable,
+        detail=detail if unsearchable else None,
+        seconds=seconds,
+    )
 
 
 def _new_chunks(job: _Job, drafts: list[ChunkDraft]) -> list[GraphCandidate]:

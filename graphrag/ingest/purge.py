@@ -1,7 +1,10 @@
 """Deleting documents and knowledge bases for good: graph first, then files, then rows.
 
 Each purge starts from a row already marked `deleting` and removes that row last, so a purge
-cut short by a crash is simply run again (by the reconciler) and finishes the job.
+cut short by a crash or an error is simply run again (the outbox re-sends a failed task, the
+reconciler a lost one) and finishes the job. Rows go in committed batches of
+`ingest.purge_batch_rows` (`db.batched_delete`): a large base never needs one statement longer
+than the statement timeout, and each run continues from the rows the last one left.
 """
 
 from __future__ import annotations
@@ -11,15 +14,19 @@ import uuid
 
 from sqlalchemy import delete
 
+from graphrag.db.batched_delete import delete_in_batches
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeBaseStatus, ParseStatus
-from graphrag.db.models import Chunk, Knowledge, KnowledgeBase
+from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.graph.purges import remove_document_graph, remove_kb_graph
 
 __all__ = ["purge_document", "purge_knowledge_base"]
 
 log = logging.getLogger(__name__)
+
+_CHUNKS = core_table(Chunk)
+_DOCUMENTS = core_table(Knowledge)
 
 
 def purge_document(ctx: IngestContext, knowledge_id: uuid.UUID) -> bool:
@@ -31,14 +38,15 @@ def purge_document(ctx: IngestContext, knowledge_id: uuid.UUID) -> bool:
         kb_id = doc.kb_id
     removed = remove_document_graph(ctx, kb_id, knowledge_id)
     ctx.storage.delete_document(kb_id, knowledge_id)
+    batch = ctx.settings.ingest.purge_batch_rows
+    chunks = delete_in_batches(ctx.sessions, _CHUNKS, _CHUNKS.c.knowledge_id == knowledge_id, batch)
     with session_scope(ctx.sessions) as session:
-        session.execute(delete(Chunk).where(Chunk.knowledge_id == knowledge_id))
         session.execute(
             delete(Knowledge).where(
                 Knowledge.id == knowledge_id, Knowledge.parse_status == ParseStatus.DELETING
             )
         )
-    log.info("document %s purged (%d graph nodes)", knowledge_id, removed)
+    log.info("document %s purged (%d chunks, %d graph nodes)", knowledge_id, chunks, removed)
     return True
 
 
@@ -50,13 +58,20 @@ def purge_knowledge_base(ctx: IngestContext, kb_id: uuid.UUID) -> bool:
             return False
     removed = remove_kb_graph(ctx, kb_id)
     ctx.storage.delete_kb(kb_id)
+    batch = ctx.settings.ingest.purge_batch_rows
+    chunks = delete_in_batches(ctx.sessions, _CHUNKS, _CHUNKS.c.kb_id == kb_id, batch)
+    documents = delete_in_batches(ctx.sessions, _DOCUMENTS, _DOCUMENTS.c.kb_id == kb_id, batch)
     with session_scope(ctx.sessions) as session:
-        session.execute(delete(Chunk).where(Chunk.kb_id == kb_id))
-        session.execute(delete(Knowledge).where(Knowledge.kb_id == kb_id))
         session.execute(
             delete(KnowledgeBase).where(
                 KnowledgeBase.id == kb_id, KnowledgeBase.status == KnowledgeBaseStatus.DELETING
             )
         )
-    log.info("knowledge base %s purged (%d graph nodes)", kb_id, removed)
+    log.info(
+        "knowledge base %s purged (%d documents, %d chunks, %d graph nodes)",
+        kb_id,
+        documents,
+        chunks,
+        removed,
+    )
     return True

@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from graphrag.graph.vector_checks import VectorUse, searchable, skip_unsearchable
 from graphrag.memory import cypher
 from graphrag.memory.graph_io import MemoryGraphIO, Statement
 from graphrag.memory.models import MemoryFact, MemoryOwner, NewFact, SimilarFact
@@ -29,11 +30,16 @@ def owner_params(owner: MemoryOwner) -> dict[str, Any]:
 
 
 def _fact_params(fact_id: uuid.UUID, fact: NewFact, embedding: Sequence[float]) -> dict[str, Any]:
-    """A fact's own properties as the write queries take them."""
+    """A fact's own properties as the write queries take them. A vector without a positive
+    finite norm is left out (counted): the fact is kept, found through its entities and lists,
+    never by similarity."""
+    usable = searchable(embedding)
+    if not usable:
+        skip_unsearchable(VectorUse.MEMORY_FACT, 1)
     return {
         "id": str(fact_id),
         "text": fact.text,
-        "embedding": list(embedding),
+        "embedding": list(embedding) if usable else None,
         "importance": fact.importance,
         "kind": fact.kind.value,
         "session_id": str(fact.session_id) if fact.session_id else None,
@@ -66,6 +72,9 @@ class MemoryArchive:
         owner's facts answers instead.
         """
         if limit <= 0:
+            return []
+        if not searchable(vector):
+            skip_unsearchable(VectorUse.MEMORY_QUERY, 1)  # the index would refuse it
             return []
         params = {**owner_params(owner), "vector": list(vector)}
         pool = max(self.settings.vector_candidates, limit)

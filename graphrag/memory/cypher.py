@@ -102,9 +102,10 @@ RETURN size(pool) AS pool_size,
          score: vector.similarity.cosine(m.embedding, $vector)}] AS hits
 """
 
+# Facts stored without a vector (their embedding had no positive finite norm) have no score.
 NEAREST_BY_SCAN = f"""
 MATCH (m:Memory)
-WHERE m.tenant = $tenant AND m.owner = $owner
+WHERE m.tenant = $tenant AND m.owner = $owner AND m.embedding IS NOT NULL
 {_TOP_BY_SIMILARITY}"""
 
 TOUCH_FACTS = """
@@ -208,7 +209,7 @@ OPTIONAL MATCH (e)-[:RELATES]-(n:MemoryEntity)
 WITH collect(DISTINCT e) + collect(DISTINCT n) AS entities
 UNWIND entities AS entity
 MATCH (m:Memory)-[:MENTIONS]->(entity)
-WHERE m.tenant = $tenant AND m.owner = $owner
+WHERE m.tenant = $tenant AND m.owner = $owner AND m.embedding IS NOT NULL
 WITH DISTINCT m
 {_TOP_BY_SIMILARITY}"""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from graphrag.graph.vector_checks import VectorUse, searchable, skip_unsearchable
 from graphrag.memory import cypher
 from graphrag.memory.archive import cosine_from_score, owner_params
 from graphrag.memory.graph_io import MemoryGraphIO, Statement
@@ -50,6 +51,9 @@ class MemoryEntityGraph:
         """Facts that mention the entities `names` or their neighbours, nearest to `vector`."""
         keys = sorted({entity_key(n) for n in names})
         if not keys or limit <= 0:
+            return []
+        if not searchable(vector):  # no similarity to order by
+            skip_unsearchable(VectorUse.MEMORY_QUERY, 1)
             return []
         rows = self.io.read(
             cypher.ENTITY_FACTS,

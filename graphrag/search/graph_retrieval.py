@@ -45,6 +45,7 @@ from graphrag.graph.neighbourhood import (
     PassageRef,
 )
 from graphrag.graph.store import GraphStore
+from graphrag.graph.vector_checks import VectorUse, searchable_only
 from graphrag.search.chunk_select import SCORE, scored_chunk, visible_chunks
 from graphrag.search.fusion import GraphListHit
 from graphrag.search.graph_rank import (
@@ -107,6 +108,8 @@ class GraphRanking:
     truncated: bool = False
     read_ms: float = 0.0
     rank_ms: float = 0.0
+    # Name vectors without a positive finite norm, left out of the near-name lookups.
+    unsearchable_vectors: int = 0
 
 
 @dataclass
@@ -116,6 +119,7 @@ class _BaseRanking:
     truncated: bool
     read_ms: float
     rank_ms: float
+    unsearchable_vectors: int
 
 
 def _kept_keys(matched: Sequence[QuestionKey]) -> list[QuestionKey]:
@@ -156,16 +160,21 @@ def _near_matches(
     query: GraphQuery,
     kb_id: uuid.UUID,
     exact: set[str],
-) -> list[KeyInstance]:
+) -> tuple[list[KeyInstance], int]:
     """The keys whose name vector is near one of the question's names that the first read did
     not find exactly (a second read; none when every name was found, so most questions pay
-    neither the names' embedding nor the vector index)."""
+    neither the names' embedding nor the vector index), and how many of those names' vectors
+    could not be searched (no positive finite norm: left out, never sent to the index)."""
     if query.embed_names is None or settings.graph.vector_match_limit <= 0:
-        return []
+        return [], 0
     missing = [name for name in query.names() if not _found(name_key(name), exact)]
     if not missing:
-        return []
-    vectors = dict(zip(missing, query.embed_names(missing), strict=True))
+        return [], 0
+    embedded = dict(zip(missing, query.embed_names(missing), strict=True))
+    vectors = searchable_only(VectorUse.NAME_QUERY, embedded)
+    unsearchable = len(embedded) - len(vectors)
+    if not vectors:
+        return [], unsearchable
     matching = NameMatching(
         vectors=vectors,
         vector_limit=settings.graph.vector_match_limit,
@@ -173,7 +182,8 @@ def _near_matches(
         vector_threshold=settings.graph.vector_match_threshold,
     )
     limits = _limits(settings, neighbours=True)
-    return store.entity_neighbourhood(kb_id, [], query.knowledge_ids, limits, matching)
+    rows = store.entity_neighbourhood(kb_id, [], query.knowledge_ids, limits, matching)
+    return rows, unsearchable
 
 
 def _found(name: str, exact: set[str]) -> bool:
@@ -271,7 +281,10 @@ def _rank_base(
         _limits(settings, neighbours=True),
         _matching(settings, query, kb_id),
     )
-    rows += _near_matches(store, settings, query, kb_id, {r.key for r in rows if r.key in by_key})
+    near, unsearchable = _near_matches(
+        store, settings, query, kb_id, {r.key for r in rows if r.key in by_key}
+    )
+    rows += near
     seed_rows, weights = _question_seeds(rows, by_key, query, settings)
     related = (link.key for r in seed_rows for link in r.neighbours)
     read = {r.key for r in rows}
@@ -303,6 +316,7 @@ def _rank_base(
         truncated=truncated or graph.truncated,
         read_ms=(read_done - start) * _MS_PER_S,
         rank_ms=(perf_counter() - read_done) * _MS_PER_S,
+        unsearchable_vectors=unsearchable,
     )
 
 
@@ -417,6 +431,7 @@ def rank_in_graph(store: GraphStore, settings: SearchSettings, query: GraphQuery
         truncated=any(base.truncated for base in per_base),
         read_ms=max(base.read_ms for base in per_base),
         rank_ms=sum(base.rank_ms for base in per_base),
+        unsearchable_vectors=sum(base.unsearchable_vectors for base in per_base),
     )
 
 

@@ -181,7 +181,7 @@ def read_graph(read: GraphRead, request: GraphSearchRequest) -> GraphAnswer:
     sources = SourceCheck(read.session, kb_id, limits.excerpt_chars)
 
     matches = read.store.match_entities(
-        kb_id, request.entity, request.knowledge_ids, limits.candidate_cap
+        kb_id, request.entity, request.knowledge_ids, limits.candidate_cap, limits.match_timeout_s
     )
     sources.check(c for e in matches.entities for c in e.chunks)
     found = [e for e in matches.entities if sources.valid_ids(e.chunks)]

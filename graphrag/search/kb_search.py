@@ -106,5 +106,6 @@ def search_knowledge_base(
         graph_used=result.graph_used,
         graph_seeds=result.graph_seeds,
         graph_truncated=result.graph_truncated,
+        unsearchable_vectors=result.unsearchable_vectors,
         timings=result.timings,
     )

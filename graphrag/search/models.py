@@ -155,6 +155,9 @@ class RetrievalResult(BaseModel):
     graph_candidates: int = 0
     graph_seeds: list[str] = Field(default_factory=list)
     graph_truncated: bool = False
+    # Vectors without a positive finite norm (an embedding server's zeros): the question's vector
+    # (then no vector search) and the question's entity names (then no near-name match).
+    unsearchable_vectors: int = 0
     timings: StageTimings
 
 
@@ -188,4 +191,5 @@ class SearchResponse(BaseModel):
     graph_used: bool
     graph_seeds: list[str] = Field(default_factory=list)
     graph_truncated: bool = False
+    unsearchable_vectors: int = 0  # embeddings that could not be searched, skipped (see models)
     timings: StageTimings

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from graphrag.db.chunk_keys import chunk_entity_keys
 from graphrag.errors import EmbeddingError, GraphStoreError
 from graphrag.graph.store import GraphStore
+from graphrag.graph.vector_checks import VectorUse, searchable, skip_unsearchable
 from graphrag.search.embeddings import Embedder
 from graphrag.search.fusion import FusionWeights, fuse
 from graphrag.search.graph_retrieval import (
@@ -183,6 +184,11 @@ def retrieve(
     )
     with clock.stage("total"):
         query_vector = _embed(embedder, request, clock)
+        unsearchable = 0
+        if query_vector is not None and not searchable(query_vector):
+            # A zero vector finds nothing (its cosine is undefined): no vector search, counted.
+            skip_unsearchable(VectorUse.QUERY, 1)
+            query_vector, unsearchable = None, 1
         vector_hits = _run_vector(session, settings, request, query_vector, clock)
         keyword_hits = _run_keyword(session, settings, request, clock)
         ranking = None
@@ -218,5 +224,7 @@ def retrieve(
         graph_candidates=len(ranking.hits) if ranking is not None else 0,
         graph_seeds=ranking.seeds if ranking is not None else [],
         graph_truncated=ranking.truncated if ranking is not None else False,
+        unsearchable_vectors=unsearchable
+        + (ranking.unsearchable_vectors if ranking is not None else 0),
         timings=timings,
     )

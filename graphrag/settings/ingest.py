@@ -32,6 +32,7 @@ class IngestSettings(_Section):
     url_dns_threads: int = Field(gt=0, description="threads resolving URL hosts, per process")
     stuck_after_s: int
     reconcile_interval_s: int
+    purge_batch_rows: int = Field(gt=0, description="rows one committed DELETE of a purge removes")
     vision_model: str | None = Field(
         description="an OpenAI-compatible vision model on the LLM server; None: no captions"
     )

@@ -81,3 +81,4 @@ class GraphSearchSettings(_Section):
     max_chunks_per_item: int = Field(gt=0)
     max_sources: int = Field(ge=0)
     excerpt_chars: int = Field(gt=0)
+    match_timeout_s: float = Field(gt=0, description="Neo4j time budget of the name scan")

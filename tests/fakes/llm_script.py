@@ -166,6 +166,8 @@ class Script(_Strict):
     # unlimited, and `/props` answers 404 like servers that do not describe themselves).
     slots: int | None = Field(default=None, ge=1)
     latency_s: float = Field(default=0.0, ge=0)  # every chat answer holds its slot this long
+    # Embedding inputs it accepts get an all-zero vector, as some servers answer for stop words.
+    zero_embeddings: TextMatch | None = None
 
 
 class RecordedRequest(_Strict):

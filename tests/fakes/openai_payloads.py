@@ -9,7 +9,7 @@ import base64
 import hashlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -155,12 +155,19 @@ def embedding_vector(text: str, dim: int) -> np.ndarray[Any, np.dtype[np.float32
 
 
 def embeddings_response(
-    texts: list[str], *, model: str, dim: int, encoding_format: str
+    texts: list[str],
+    *,
+    model: str,
+    dim: int,
+    encoding_format: str,
+    zero: Callable[[str], bool] | None = None,
 ) -> dict[str, Any]:
-    """An embeddings `list`; `base64` packs little-endian float32 as the `openai` client reads."""
+    """An embeddings `list`; `base64` packs little-endian float32 as the `openai` client reads.
+    A text `zero` accepts gets an all-zero vector."""
     data: list[dict[str, Any]] = []
     for index, text in enumerate(texts):
-        vector = embedding_vector(text, dim)
+        zeroed = zero is not None and zero(text)
+        vector = np.zeros(dim, dtype=np.float32) if zeroed else embedding_vector(text, dim)
         encoded: str | list[float] = (
             base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii")
             if encoding_format == "base64"

@@ -276,11 +276,13 @@ class _Handlers:
         if choice.fault is not None and choice.fault.malformed_json:
             return Response(MALFORMED_JSON, media_type="application/json")
         dim = body.get("dimensions") or self.state.script.embedding_dim
+        zeros = self.state.script.zero_embeddings
         payload = embeddings_response(
             texts,
             model=str(body.get("model", "")),
             dim=int(dim),
             encoding_format=str(body.get("encoding_format") or "float"),
+            zero=zeros.accepts if zeros is not None else None,
         )
         return JSONResponse(payload)
 

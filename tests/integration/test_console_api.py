@@ -23,7 +23,12 @@ def test_console_page_and_assets_are_served_without_a_key(api_url: str) -> None:
         page = anonymous.get("/")
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         assert '<script type="module" src="/console/js/app.js">' in page.text
-        assert "default-src 'self'" in page.headers["content-security-policy"]
+        policy = page.headers["content-security-policy"]
+        assert "default-src 'self'" in policy
+        # The same page through the static mount carries the same policy.
+        same_page = anonymous.get("/console/index.html")
+        assert same_page.status_code == 200 and same_page.text == page.text
+        assert same_page.headers["content-security-policy"] == policy
         script = anonymous.get("/console/js/app.js")
         assert script.status_code == 200
         assert "javascript" in script.headers["content-type"]

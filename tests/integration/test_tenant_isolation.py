@@ -274,6 +274,9 @@ CASES: dict[str, Callable[[World], None]] = {
         "PATCH", V1 + "/knowledge-bases/{kb}", json={"name": "taken"}
     ),
     "DELETE /api/v1/knowledge-bases/{kb_id}": _missing("DELETE", V1 + "/knowledge-bases/{kb}"),
+    "GET /api/v1/knowledge-bases/{kb_id}/deletion": _missing(
+        "GET", V1 + "/knowledge-bases/{kb}/deletion"
+    ),
     "POST /api/v1/knowledge-bases/{kb_id}/knowledge/file": _missing(
         "POST", V1 + "/knowledge-bases/{kb}/knowledge/file", **FILE
     ),

@@ -29,6 +29,7 @@ LIMITS = GraphSearchSettings(
     max_chunks_per_item=4,
     max_sources=10,
     excerpt_chars=40,
+    match_timeout_s=1.0,
 )
 
 
@@ -80,5 +81,5 @@ def test_disabled_store_finds_nothing() -> None:
     kb = uuid.uuid4()
 
     assert not store.enabled
-    assert store.match_entities(kb, "Ada", None, 10).entities == []
+    assert store.match_entities(kb, "Ada", None, 10, 1.0).entities == []
     assert store.entity_relations(kb, ["4:x:1"], None, 10).relations == []

@@ -56,6 +56,28 @@ def test_ipv6_forms_carrying_ipv4_are_refused(address: str) -> None:
         check_url_target("http://site.test/doc", _ingest(), _answer(address))
 
 
+@pytest.mark.parametrize(
+    "address",
+    [
+        "fec0::1",  # IPv6 site-local
+        "feff:ffff::1",  # the last of the site-local block
+        "192.0.0.8",  # the IPv4 dummy address
+        "192.0.0.9",  # PCP anycast: a protocol address, not a site
+        "64:ff9b::c000:8",  # NAT64 of 192.0.0.8
+        "::ffff:192.0.0.8",  # IPv4-mapped 192.0.0.8
+    ],
+)
+def test_blocks_some_pythons_count_as_global_are_refused(address: str) -> None:
+    with pytest.raises(UrlTargetRefusedError):
+        check_url_target("http://site.test/doc", _ingest(), _answer(address))
+
+
+def test_the_neighbours_of_the_refused_blocks_stay_public() -> None:
+    for address in ("192.0.1.8", "2a00:1450::1"):
+        target = check_url_target("http://site.test/doc", _ingest(), _answer(address))
+        assert target.addresses == (address,)
+
+
 def test_nat64_of_a_public_address_passes_and_is_the_address_pinned() -> None:
     target = check_url_target("http://site.test/doc", _ingest(), _answer("64:ff9b::5db8:d822"))
     assert target.addresses == ("64:ff9b::5db8:d822",)

@@ -43,6 +43,17 @@ _IPV4_CARRIERS = tuple(
     )
 )
 
+# Blocks that no public site lives in although some Python releases count them as global (the
+# standard library's tables lag the IANA registries): refused like private ones.
+_NOT_PUBLIC = tuple(
+    ipaddress.ip_network(block)
+    for block in (
+        "fec0::/10",  # IPv6 site-local (RFC 3879, deprecated): routed inside a site only
+        "192.0.0.0/24",  # IETF protocol assignments (RFC 6890): the IPv4 dummy address 192.0.0.8,
+        # DS-Lite and NAT64 discovery; its two anycast addresses serve PCP and TURN, never a page
+    )
+)
+
 
 def system_resolver(host: str, port: int) -> list[str]:
     """The host's addresses from the system resolver (getaddrinfo), in its order."""
@@ -75,6 +86,7 @@ def _is_public(address: IpAddress) -> bool:
         address.is_global
         and not address.is_multicast
         and not any(address in block for block in _IPV4_CARRIERS)
+        and not any(address in block for block in _NOT_PUBLIC)
     )
 
 
