@@ -86,7 +86,7 @@ class ApiKeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: InputText = Field(min_length=1, max_length=200, description="a label for people")
-    capabilities: list[Capability] = Field(min_length=1)
+    capabilities: list[Capability] = Field(min_length=1, max_length=len(Capability))
     owner: InputText | None = Field(
         default=None,
         min_length=1,

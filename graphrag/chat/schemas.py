@@ -10,14 +10,14 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.db.enums import MessageRole
 from graphrag.errors import GraphragError
 from graphrag.search.models import GraphContribution, SearchHit
-from graphrag.text_input import InputText
+from graphrag.text_input import Bounded, InputText
 
 __all__ = [
     "AgentChatAnswer",
@@ -44,11 +44,14 @@ __all__ = [
 ]
 
 
+KbIds = Annotated[list[uuid.UUID], Bounded("chat.max_kbs")]
+
+
 class SessionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     title: InputText = Field(default="", max_length=300)
-    kb_ids: list[uuid.UUID] = Field(default_factory=list)
+    kb_ids: KbIds = Field(default_factory=list)
     owner: InputText | None = Field(
         default=None,
         min_length=1,
@@ -130,8 +133,8 @@ class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: InputText = Field(min_length=1)
-    kb_ids: list[uuid.UUID] | None = None
-    knowledge_ids: list[uuid.UUID] | None = None
+    kb_ids: KbIds | None = None
+    knowledge_ids: Annotated[list[uuid.UUID], Bounded("chat.max_knowledge_ids")] | None = None
     use_graph: bool = True
     stream: bool = True
 

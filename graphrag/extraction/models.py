@@ -13,7 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from graphrag.errors import InvalidInputError
 from graphrag.graph.models import GraphNode, GraphRelation, clean_texts
 from graphrag.settings import ExtractionSettings
-from graphrag.text_input import InputText, check_text
+from graphrag.text_input import Bounded, InputText, check_text
 
 __all__ = ["ExtractConfig", "InputTextList", "check_extract_config"]
 
@@ -32,9 +32,13 @@ class ExtractConfig(BaseModel):
 
     enabled: bool = False
     text: InputText = ""
-    tags: InputTextList = Field(default_factory=list)
-    nodes: list[GraphNode] = Field(default_factory=list)
-    relations: list[GraphRelation] = Field(default_factory=list)
+    tags: Annotated[InputTextList, Bounded("extraction.max_tags")] = Field(default_factory=list)
+    nodes: Annotated[list[GraphNode], Bounded("extraction.max_nodes_per_chunk")] = Field(
+        default_factory=list
+    )
+    relations: Annotated[list[GraphRelation], Bounded("extraction.max_relations_per_chunk")] = (
+        Field(default_factory=list)
+    )
     custom_instructions: InputText = ""
 
     @field_validator("text", "custom_instructions")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field, model_validator
 
 from graphrag.errors import InvalidInputError
 from graphrag.settings import IngestSettings
-from graphrag.text_input import InputText
+from graphrag.text_input import Bounded, InputText
 
 __all__ = ["ChunkingConfig", "check_chunking", "default_chunking"]
 
@@ -18,7 +20,7 @@ class ChunkingConfig(BaseModel):
 
     chunk_size: int = Field(gt=0)
     chunk_overlap: int = Field(ge=0)
-    separators: list[InputText] = Field(min_length=1)
+    separators: Annotated[list[InputText], Bounded("ingest.max_separators")] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _check(self) -> ChunkingConfig:

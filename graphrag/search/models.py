@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from graphrag.text_input import InputText
+from graphrag.text_input import Bounded, InputText
 
 __all__ = [
     "ChunkRef",
@@ -174,7 +174,9 @@ class SearchRequest(BaseModel):
     use_vector: bool = True
     use_keyword: bool = True
     use_graph: bool = True
-    knowledge_ids: list[uuid.UUID] | None = Field(default=None, min_length=1)
+    knowledge_ids: Annotated[list[uuid.UUID], Bounded("search.max_knowledge_ids")] | None = Field(
+        default=None, min_length=1
+    )
 
 
 class SearchResponse(BaseModel):
