@@ -11,6 +11,7 @@ each request by the API (`text_field_limit`); outside a request only the charact
 settings, set by the API for each request with `request_limits`. It is checked before the
 items are validated: a list far too long is one error, never one per item (a 1 MB list of bad
 items once made half a million errors and a 53 MB reply). Outside a request nothing is capped.
+`RequestModel` refuses unknown fields the same way: one error, whatever their number.
 """
 
 from __future__ import annotations
@@ -21,13 +22,22 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, AnyHttpUrl, BaseModel, BeforeValidator, GetCoreSchemaHandler
+from pydantic import (
+    AfterValidator,
+    AnyHttpUrl,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    model_validator,
+)
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 __all__ = [
     "Bounded",
     "InputText",
     "InputUrl",
+    "RequestModel",
     "check_text",
     "encodable",
     "read_stored",
@@ -148,3 +158,27 @@ def _check_raw_text(value: object) -> object:
 
 # An http(s) URL, which pydantic would otherwise take at any length.
 InputUrl = Annotated[AnyHttpUrl, BeforeValidator(_check_raw_text)]
+
+
+class RequestModel(BaseModel):
+    """A model of request input that refuses unknown fields as one error, before any field is
+    validated (`extra="forbid"` alone reports each unknown key: 100,000 of them took a second)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_fields(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        fields = cls.model_fields
+        known = fields.keys() | {f.alias for f in fields.values() if f.alias is not None}
+        unknown = [key for key in data if key not in known]
+        if unknown:
+            # The first name only: the API cuts a message at `api.max_error_chars` anyway.
+            raise PydanticCustomError(
+                "extra_forbidden",
+                "unknown field {name} ({count} unknown in all)",
+                {"name": repr(unknown[0]), "count": len(unknown)},
+            )
+        return data

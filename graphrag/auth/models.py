@@ -10,7 +10,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphrag.errors import ForbiddenError, OwnerForbiddenError
-from graphrag.text_input import InputText, encodable
+from graphrag.text_input import InputText, RequestModel, encodable
 
 __all__ = ["ApiKeyCreate", "ApiKeyCreated", "ApiKeyPublic", "Capability", "Principal"]
 
@@ -80,7 +80,7 @@ def _printable(value: str) -> str:
     return text
 
 
-class ApiKeyCreate(BaseModel):
+class ApiKeyCreate(RequestModel):
     """A request for a new key of the caller's tenant."""
 
     model_config = ConfigDict(extra="forbid")

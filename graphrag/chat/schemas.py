@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from graphrag.db.enums import MessageRole
 from graphrag.errors import GraphragError
 from graphrag.search.models import GraphContribution, SearchHit
-from graphrag.text_input import Bounded, InputText
+from graphrag.text_input import Bounded, InputText, RequestModel
 
 __all__ = [
     "AgentChatAnswer",
@@ -47,7 +47,7 @@ __all__ = [
 KbIds = Annotated[list[uuid.UUID], Bounded("chat.max_kbs")]
 
 
-class SessionCreate(BaseModel):
+class SessionCreate(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     title: InputText = Field(default="", max_length=300)
@@ -60,7 +60,7 @@ class SessionCreate(BaseModel):
     )
 
 
-class SessionUpdate(BaseModel):
+class SessionUpdate(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     title: InputText = Field(max_length=300)
@@ -127,7 +127,7 @@ class SessionWithMessages(SessionPublic):
     page_size: int
 
 
-class ChatRequest(BaseModel):
+class ChatRequest(RequestModel):
     """One question. The scope is the session's bases unless `kb_ids` narrows or replaces it."""
 
     model_config = ConfigDict(extra="forbid")

@@ -32,7 +32,7 @@ from graphrag.llm.client import LlmReply
 from graphrag.llm.messages import ChatMessage
 from graphrag.llm.prompts import load_prompt
 from graphrag.settings import ExtractionSettings, PreviewSettings
-from graphrag.text_input import Bounded, InputText
+from graphrag.text_input import Bounded, InputText, RequestModel
 from graphrag.text_scan import fenced_bodies, last_closing_end, remove_closed_blocks
 
 __all__ = [
@@ -75,7 +75,7 @@ class CompletionModel(Protocol):
 Tags = Annotated[list[InputText], Bounded("extraction.max_tags")]
 
 
-class TextRelationRequest(BaseModel):
+class TextRelationRequest(RequestModel):
     """A sample text and the relation labels to try on it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -102,7 +102,7 @@ class ExtractionPreview(BaseModel):
     dropped_relations: int = Field(description="relations removed (outside the labels, invalid)")
 
 
-class SampleTextRequest(BaseModel):
+class SampleTextRequest(RequestModel):
     """Relation labels the sample should illustrate (optional)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -114,7 +114,7 @@ class SampleText(BaseModel):
     text: str
 
 
-class TagSuggestionRequest(BaseModel):
+class TagSuggestionRequest(RequestModel):
     """A text to suggest relation labels for."""
 
     model_config = ConfigDict(extra="forbid")

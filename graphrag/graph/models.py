@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
 from graphrag.graph.names import name_key
-from graphrag.text_input import Bounded
+from graphrag.text_input import Bounded, RequestModel
 
 __all__ = [
     "GraphData",
@@ -55,7 +55,7 @@ TextList = Annotated[
 ]
 
 
-class _Frozen(BaseModel):
+class _Frozen(RequestModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphrag.text_input import Bounded, InputText
+from graphrag.text_input import Bounded, InputText, RequestModel
 
 __all__ = [
     "EntityMatches",
@@ -66,7 +66,7 @@ class RelationMatches(_Frozen):
     truncated: bool = False
 
 
-class GraphSearchRequest(BaseModel):
+class GraphSearchRequest(RequestModel):
     """A read of one knowledge base's graph. Length and count caps come from the settings."""
 
     model_config = ConfigDict(

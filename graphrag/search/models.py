@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from graphrag.text_input import Bounded, InputText
+from graphrag.text_input import Bounded, InputText, RequestModel
 
 __all__ = [
     "ChunkRef",
@@ -158,7 +158,7 @@ class RetrievalResult(BaseModel):
     timings: StageTimings
 
 
-class SearchRequest(BaseModel):
+class SearchRequest(RequestModel):
     """Body of `POST /knowledge-bases/{id}/search`; unset values take the search settings.
 
     `use_graph` ranks chunks reached through the base's knowledge graph into the results when

@@ -1,6 +1,7 @@
 """Every request input is bounded: a walk over each route's body models (and the MCP tools'
 arguments), recursively, fails on a list, set, dict or text without a cap; the caps named by
-`Bounded` are real settings; and a list far too long is refused with one error, not one per item.
+`Bounded` are real settings; a list far too long, or a body of many unknown fields, is refused
+with one error, not one per item.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from api.app import create_app
 from api.mcp_server import build_mcp_server
 from graphrag.graph.search_models import GraphSearchRequest
 from graphrag.settings import Settings
-from graphrag.text_input import Bounded, check_text, request_limits, setting_value
+from graphrag.text_input import (
+    Bounded,
+    RequestModel,
+    check_text,
+    request_limits,
+    setting_value,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -51,12 +58,13 @@ class _Walk:
     def __init__(self) -> None:
         self.problems: list[str] = []
         self.bounds: list[Bounded] = []
-        self._models: set[type[BaseModel]] = set()
+        self.models: set[type[BaseModel]] = set()
+        self.body_models: set[type[BaseModel]] = set()  # the REST routes' (not the MCP SDK's)
 
     def model(self, model: type[BaseModel]) -> None:
-        if model in self._models:
+        if model in self.models:
             return
-        self._models.add(model)
+        self.models.add(model)
         for name, field in model.model_fields.items():
             self.type(field.annotation, list(field.metadata), f"{model.__name__}.{name}")
 
@@ -99,6 +107,7 @@ def walk() -> _Walk:
                 bodies += 1
                 where = f"{sorted(context.methods or ())} {context.path} {param.name}"
                 found.type(param.field_info.annotation, list(param.field_info.metadata), where)
+    found.body_models = set(found.models)
     server = build_mcp_server(settings, lambda _ctx: None, lambda _ctx: None)  # type: ignore[arg-type,return-value]
     tools = server._tool_manager.list_tools()  # the SDK's argument models are not public
     for tool in tools:
@@ -109,6 +118,27 @@ def walk() -> _Walk:
 
 def test_every_request_list_and_text_is_bounded(walk: _Walk) -> None:
     assert walk.problems == []
+
+
+def test_unknown_fields_are_refused_at_once_or_ignored(walk: _Walk) -> None:
+    # Refused by `RequestModel` as one error; only OpenAI's lenient shapes ignore them.
+    lenient = {m for m in walk.body_models if not issubclass(m, RequestModel)}
+    assert {m.__name__ for m in lenient} == {
+        "CompletionRequest",
+        "MessageIn",
+        "ContentPart",
+        "StreamOptions",
+    }
+    assert all(m.model_config.get("extra") == "ignore" for m in lenient)
+
+
+def test_many_unknown_fields_are_one_error() -> None:
+    body: dict[str, object] = {"entity": "Ada", **{f"k{i}": 0 for i in range(100_000)}}
+    with pytest.raises(ValidationError) as refused:
+        GraphSearchRequest.model_validate(body)
+    assert refused.value.error_count() == 1
+    error = refused.value.errors()[0]
+    assert error["type"] == "extra_forbidden" and "100000 unknown" in error["msg"]
 
 
 def test_every_bound_names_a_whole_number_setting(walk: _Walk) -> None:
