@@ -175,10 +175,10 @@ class RequestModel(BaseModel):
         known = fields.keys() | {f.alias for f in fields.values() if f.alias is not None}
         unknown = [key for key in data if key not in known]
         if unknown:
-            # The first name only: the API cuts a message at `api.max_error_chars` anyway.
+            # The count first and one name: the API cuts a message at `api.max_error_chars`.
             raise PydanticCustomError(
                 "extra_forbidden",
-                "unknown field {name} ({count} unknown in all)",
+                "{count} unknown fields, the first: {name}",
                 {"name": repr(unknown[0]), "count": len(unknown)},
             )
         return data

@@ -138,7 +138,7 @@ def test_many_unknown_fields_are_one_error() -> None:
         GraphSearchRequest.model_validate(body)
     assert refused.value.error_count() == 1
     error = refused.value.errors()[0]
-    assert error["type"] == "extra_forbidden" and "100000 unknown" in error["msg"]
+    assert error["type"] == "extra_forbidden" and error["msg"].startswith("100000 unknown fields")
 
 
 def test_every_bound_names_a_whole_number_setting(walk: _Walk) -> None:
