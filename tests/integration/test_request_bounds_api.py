@@ -6,7 +6,7 @@ A list of a million bad items once made one validation error per item: a 1 MB
 number of errors, unknown fields are one error, and `/health` answers within a second while
 several such bodies are refused at once. The body cap is the route's: a JSON route refuses a
 multipart body (415) before reading it, whatever its declared size, and only a route taking a
-document's text has the larger JSON cap.
+document's text has the larger JSON cap. The MCP tools' arguments are bounded the same way.
 """
 
 from __future__ import annotations
@@ -186,3 +186,29 @@ def test_an_upload_route_still_takes_multipart(
         f"{api}{kb_path}/knowledge/file", files=files, headers=auth_headers, timeout=30.0
     )
     assert response.status_code == 202, response.text
+
+
+def test_mcp_tool_arguments_are_bounded(
+    api: str, kb_path: str, auth_headers: dict[str, str], settings: Settings
+) -> None:
+    kb_id = kb_path.rsplit("/", 1)[1]
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "graph_search",
+            "arguments": {"kb": kb_id, "entity": "Ada", "relation_types": [1] * 200_000},
+        },
+    }
+    body = json.dumps(call).encode()
+    assert len(body) < settings.faces.mcp_max_body_bytes
+    headers = {**auth_headers, "Accept": "application/json, text/event-stream"}
+    response = httpx.post(
+        f"{api}/mcp", content=body, headers={**headers, "Content-Type": "application/json"}
+    )
+    assert response.status_code == 200, response.text[:500]
+    assert len(response.content) < SMALL_REPLY_BYTES
+    result = response.json()["result"]
+    text = " ".join(part.get("text", "") for part in result["content"])
+    assert result["isError"] and "graph_search.max_relation_types" in text, text
