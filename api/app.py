@@ -130,7 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     # Outermost of our middleware: no body is read past its cap, whichever route it is for.
-    app.add_middleware(RequestGuard, settings=settings.api)
+    app.add_middleware(RequestGuard, settings=settings)
     app.include_router(system.router)
     system.add_metrics_route(app, settings.api.metrics_public)
     app.include_router(knowledge_bases.router)

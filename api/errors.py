@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphrag.errors import GraphragError, UnauthorizedError
 from graphrag.faces.openai_schemas import openai_error
+from graphrag.settings import ApiSettings
 
 __all__ = [
     "OPENAI_PREFIX",
@@ -117,15 +118,30 @@ async def _graphrag_error(request: Request, exc: Exception) -> JSONResponse:
     return graphrag_error_for_path(request.url.path, exc)
 
 
+def _cut(part: Any, max_chars: int) -> Any:
+    # A field name may be the client's own (an unknown key): it is cut like any text.
+    return part[:max_chars] if isinstance(part, str) else part
+
+
+def _listed_errors(exc: RequestValidationError, api: ApiSettings) -> dict[str, Any]:
+    """The first `api.max_validation_errors` errors, each part cut at `api.max_error_chars`,
+    and how many there were: a reply stays small whatever the request held."""
+    found = exc.errors()
+    errors = [
+        {
+            "loc": [_cut(part, api.max_error_chars) for part in e.get("loc", ())],
+            "msg": _cut(e.get("msg", ""), api.max_error_chars),
+            "type": _cut(e.get("type", ""), api.max_error_chars),
+        }
+        for e in found[: api.max_validation_errors]
+    ]
+    return {"errors": errors, "error_count": len(found)}
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = [
-        {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
-        for e in exc.errors()
-    ]
-    return _respond(
-        request, _INVALID_STATUS, "invalid_input", "the request is not valid", {"errors": errors}
-    )
+    details = _listed_errors(exc, request.app.state.graphrag.settings.api)
+    return _respond(request, _INVALID_STATUS, "invalid_input", "the request is not valid", details)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

@@ -28,6 +28,7 @@ from graphrag.graph.search_models import GraphSearchResponse
 from graphrag.ingest.schemas import KnowledgePublic
 from graphrag.search.models import SearchResponse
 from graphrag.settings import Settings
+from graphrag.text_input import Bounded
 
 __all__ = ["Caller", "ChatRunner", "McpContext", "ServicesOf", "build_mcp_server", "in_thread"]
 
@@ -50,7 +51,14 @@ async def in_thread(ctx: McpContext, principal: Principal, work: Callable[[], T]
     return await anyio.to_thread.run_sync(work)
 
 
-KbArg = Annotated[str, Field(description="a knowledge base: its name, `kb/<name>` or its id")]
+# Every text and list argument is capped by a setting (`Bounded`, within the HTTP request's
+# limits; the stdio command sets them for its whole run), so a refusal is one error.
+KbArg = Annotated[
+    str,
+    Bounded("faces.max_model_id_chars"),
+    Field(description="a knowledge base: its name, `kb/<name>` or its id"),
+]
+_Long = Bounded("api.max_text_field_chars")
 _READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 _ASK = ToolAnnotations(readOnlyHint=True, openWorldHint=False, idempotentHint=False)
 _WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
@@ -88,7 +96,11 @@ class _Tools:
     def search(
         self,
         kb: KbArg,
-        query: Annotated[str, Field(min_length=1, description="what to look for")],
+        query: Annotated[
+            str,
+            Bounded("search.max_query_chars"),
+            Field(min_length=1, description="what to look for"),
+        ],
         ctx: McpContext,
         top_k: Annotated[int | None, Field(ge=1, description="most passages")] = None,
         use_graph: Annotated[bool, Field(description="add the entities' passages")] = True,
@@ -100,10 +112,16 @@ class _Tools:
     def graph_search(
         self,
         kb: KbArg,
-        entity: Annotated[str, Field(min_length=1, description="part of an entity's name")],
+        entity: Annotated[
+            str,
+            Bounded("graph_search.max_entity_chars"),
+            Field(min_length=1, description="part of an entity's name"),
+        ],
         ctx: McpContext,
         relation_types: Annotated[
-            list[str] | None, Field(description="only these relation types")
+            Annotated[list[Annotated[str, _Long]], Bounded("graph_search.max_relation_types")]
+            | None,
+            Field(description="only these relation types"),
         ] = None,
         limit: Annotated[int | None, Field(ge=1, description="most entities")] = None,
     ) -> GraphSearchResponse:
@@ -120,8 +138,12 @@ class _Tools:
 
     async def ask(
         self,
-        kb: Annotated[str, Field(description="a base, or several joined by + (kb/a+kb/b)")],
-        question: Annotated[str, Field(min_length=1)],
+        kb: Annotated[
+            str,
+            Bounded("faces.max_model_id_chars"),
+            Field(description="a base, or several joined by + (kb/a+kb/b)"),
+        ],
+        question: Annotated[str, Bounded("chat.max_query_chars"), Field(min_length=1)],
         ctx: McpContext,
         use_graph: Annotated[bool, Field(description="let the graph add passages")] = True,
     ) -> KnowledgeAnswer:
@@ -139,7 +161,7 @@ class _Tools:
         self,
         kb: KbArg,
         title: Annotated[str, Field(min_length=1, max_length=500)],
-        content: Annotated[str, Field(min_length=1, description="the text (Markdown)")],
+        content: Annotated[str, _Long, Field(min_length=1, description="the text (Markdown)")],
         ctx: McpContext,
     ) -> KnowledgePublic:
         """Add a text as a document of the base; it is parsed, indexed and (when the base has
@@ -148,7 +170,7 @@ class _Tools:
 
     def document_status(
         self,
-        document_id: Annotated[str, Field(description="the id add_text_document returned")],
+        document_id: Annotated[str, _Long, Field(description="the id add_text_document returned")],
         ctx: McpContext,
     ) -> DocumentStatus:
         """A document's status (pending, processing, finalizing, completed, failed...),

@@ -22,6 +22,7 @@ from graphrag.faces.services import FaceServices
 from graphrag.ingest.storage import FileStorage
 from graphrag.outbox.relay_loop import RelayLoop
 from graphrag.settings import Settings
+from graphrag.text_input import request_limits
 
 __all__ = ["serve_stdio"]
 
@@ -59,5 +60,6 @@ def serve_stdio(settings: Settings, key: str) -> bool:
             _err.print(f"[red]{exc.message}[/]")
             return False
         server = build_mcp_server(settings, lambda _ctx: services, caller)
-        server.run("stdio")
+        with request_limits(settings):  # the tools' arguments held to the API's caps
+            server.run("stdio")
     return True

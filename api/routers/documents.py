@@ -21,12 +21,13 @@ from api.deps import (
     TenantDep,
 )
 from api.dispatch import commit_and_kick
+from api.route_bodies import TEXT_BODY
 from api.state import AppState
 from api.uploads import read_capped
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.pages import Page
-from graphrag.errors import FileTooLargeError, GraphragError, InvalidInputError
+from graphrag.errors import FileTooLargeError, GraphragError
 from graphrag.ingest import documents
 from graphrag.ingest.schemas import (
     BatchItem,
@@ -42,6 +43,7 @@ from graphrag.ingest.schemas import (
 from graphrag.ingest.url.fetch import fetch_url
 from graphrag.kb.service import require_live_kb
 from graphrag.outbox.relay_loop import RelayLoop
+from graphrag.text_input import Bounded
 
 router = APIRouter(prefix="/api/v1", tags=["documents"])
 
@@ -114,14 +116,14 @@ def upload_files(
     storage: StorageDep,
     relay: RelayDep,
     tenant: TenantDep,
-    files: Annotated[list[UploadFile], File(description="several files, each handled alone")],
+    files: Annotated[
+        list[UploadFile],
+        Bounded("api.max_batch_files"),  # more files: one 422, before any is read
+        File(description="several files, each handled alone"),
+    ],
 ) -> BatchUpload:
     """Upload several files at once; each is answered with its own status: 202 (queued),
     409 (a duplicate, with the existing id), 413, 415 or 422, as a single upload would be."""
-    if len(files) > settings.api.max_batch_files:
-        raise InvalidInputError(
-            f"at most {settings.api.max_batch_files} files per request", files=len(files)
-        )
     require_live_kb(session, tenant, kb_id)  # an unknown base is one 404, not one per file
     items = [_batch_item(session, settings, storage, relay, tenant, kb_id, f) for f in files]
     accepted = sum(item.status == status.HTTP_202_ACCEPTED for item in items)
@@ -163,7 +165,11 @@ async def import_url(
     return await run_in_threadpool(_add_fetched, state, tenant, kb_id, new)
 
 
-@router.post("/knowledge-bases/{kb_id}/knowledge/text", status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "/knowledge-bases/{kb_id}/knowledge/text",
+    status_code=status.HTTP_202_ACCEPTED,
+    dependencies=[TEXT_BODY],
+)
 def add_text(
     kb_id: uuid.UUID,
     body: TextImport,

@@ -10,7 +10,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphrag.errors import ForbiddenError, OwnerForbiddenError
-from graphrag.text_input import InputText, encodable
+from graphrag.text_input import InputText, RequestModel, encodable
 
 __all__ = ["ApiKeyCreate", "ApiKeyCreated", "ApiKeyPublic", "Capability", "Principal"]
 
@@ -80,13 +80,13 @@ def _printable(value: str) -> str:
     return text
 
 
-class ApiKeyCreate(BaseModel):
+class ApiKeyCreate(RequestModel):
     """A request for a new key of the caller's tenant."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: InputText = Field(min_length=1, max_length=200, description="a label for people")
-    capabilities: list[Capability] = Field(min_length=1)
+    capabilities: list[Capability] = Field(min_length=1, max_length=len(Capability))
     owner: InputText | None = Field(
         default=None,
         min_length=1,

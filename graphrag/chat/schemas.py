@@ -10,14 +10,14 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.db.enums import MessageRole
 from graphrag.errors import GraphragError
 from graphrag.search.models import GraphContribution, SearchHit
-from graphrag.text_input import InputText
+from graphrag.text_input import Bounded, InputText, RequestModel
 
 __all__ = [
     "AgentChatAnswer",
@@ -44,11 +44,14 @@ __all__ = [
 ]
 
 
-class SessionCreate(BaseModel):
+KbIds = Annotated[list[uuid.UUID], Bounded("chat.max_kbs")]
+
+
+class SessionCreate(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     title: InputText = Field(default="", max_length=300)
-    kb_ids: list[uuid.UUID] = Field(default_factory=list)
+    kb_ids: KbIds = Field(default_factory=list)
     owner: InputText | None = Field(
         default=None,
         min_length=1,
@@ -57,7 +60,7 @@ class SessionCreate(BaseModel):
     )
 
 
-class SessionUpdate(BaseModel):
+class SessionUpdate(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     title: InputText = Field(max_length=300)
@@ -124,14 +127,14 @@ class SessionWithMessages(SessionPublic):
     page_size: int
 
 
-class ChatRequest(BaseModel):
+class ChatRequest(RequestModel):
     """One question. The scope is the session's bases unless `kb_ids` narrows or replaces it."""
 
     model_config = ConfigDict(extra="forbid")
 
     query: InputText = Field(min_length=1)
-    kb_ids: list[uuid.UUID] | None = None
-    knowledge_ids: list[uuid.UUID] | None = None
+    kb_ids: KbIds | None = None
+    knowledge_ids: Annotated[list[uuid.UUID], Bounded("chat.max_knowledge_ids")] | None = None
     use_graph: bool = True
     stream: bool = True
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from graphrag.errors import InvalidInputError
 from graphrag.graph.models import GraphNode, GraphRelation, clean_texts
 from graphrag.settings import ExtractionSettings
-from graphrag.text_input import InputText, check_text
+from graphrag.text_input import Bounded, InputText, RequestModel, check_text
 
 __all__ = ["ExtractConfig", "InputTextList", "check_extract_config"]
 
@@ -21,7 +21,7 @@ __all__ = ["ExtractConfig", "InputTextList", "check_extract_config"]
 InputTextList = Annotated[list[InputText], AfterValidator(clean_texts)]
 
 
-class ExtractConfig(BaseModel):
+class ExtractConfig(RequestModel):
     """A knowledge base's extraction setup: switch, relation labels, few-shot example, guidance.
 
     `custom_instructions` are appended to the system prompt; the output protocol itself stays under
@@ -32,9 +32,13 @@ class ExtractConfig(BaseModel):
 
     enabled: bool = False
     text: InputText = ""
-    tags: InputTextList = Field(default_factory=list)
-    nodes: list[GraphNode] = Field(default_factory=list)
-    relations: list[GraphRelation] = Field(default_factory=list)
+    tags: Annotated[InputTextList, Bounded("extraction.max_tags")] = Field(default_factory=list)
+    nodes: Annotated[list[GraphNode], Bounded("extraction.max_nodes_per_chunk")] = Field(
+        default_factory=list
+    )
+    relations: Annotated[list[GraphRelation], Bounded("extraction.max_relations_per_chunk")] = (
+        Field(default_factory=list)
+    )
     custom_instructions: InputText = ""
 
     @field_validator("text", "custom_instructions")

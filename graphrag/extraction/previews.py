@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 import json_repair
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,7 +32,7 @@ from graphrag.llm.client import LlmReply
 from graphrag.llm.messages import ChatMessage
 from graphrag.llm.prompts import load_prompt
 from graphrag.settings import ExtractionSettings, PreviewSettings
-from graphrag.text_input import InputText
+from graphrag.text_input import Bounded, InputText, RequestModel
 from graphrag.text_scan import fenced_bodies, last_closing_end, remove_closed_blocks
 
 __all__ = [
@@ -72,7 +72,10 @@ class CompletionModel(Protocol):
     ) -> LlmReply: ...
 
 
-class TextRelationRequest(BaseModel):
+Tags = Annotated[list[InputText], Bounded("extraction.max_tags")]
+
+
+class TextRelationRequest(RequestModel):
     """A sample text and the relation labels to try on it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -80,9 +83,7 @@ class TextRelationRequest(BaseModel):
     text: InputText = Field(
         description="the text to read, at most `previews.max_text_chars` characters"
     )
-    tags: list[InputText] = Field(
-        min_length=1, description="relation labels; other types are removed"
-    )
+    tags: Tags = Field(min_length=1, description="relation labels; other types are removed")
 
 
 class PreviewNode(BaseModel):
@@ -101,19 +102,19 @@ class ExtractionPreview(BaseModel):
     dropped_relations: int = Field(description="relations removed (outside the labels, invalid)")
 
 
-class SampleTextRequest(BaseModel):
+class SampleTextRequest(RequestModel):
     """Relation labels the sample should illustrate (optional)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    tags: list[InputText] = Field(default_factory=list)
+    tags: Tags = Field(default_factory=list)
 
 
 class SampleText(BaseModel):
     text: str
 
 
-class TagSuggestionRequest(BaseModel):
+class TagSuggestionRequest(RequestModel):
     """A text to suggest relation labels for."""
 
     model_config = ConfigDict(extra="forbid")

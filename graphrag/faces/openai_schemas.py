@@ -8,11 +8,11 @@ settings apply), answers follow OpenAI's shapes plus a `references` field, and e
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphrag.text_input import InputText
+from graphrag.text_input import Bounded, InputText
 
 __all__ = [
     "CompletionRequest",
@@ -37,7 +37,7 @@ class MessageIn(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: InputText | list[ContentPart] | None = None
+    content: InputText | Annotated[list[ContentPart], Bounded("api.max_list_items")] | None = None
 
 
 class StreamOptions(BaseModel):
@@ -54,12 +54,12 @@ class CompletionRequest(BaseModel):
     model: InputText = Field(
         min_length=1, description="`kb/<name>`, a base id, or several joined by +"
     )
-    messages: list[MessageIn] = Field(min_length=1)
+    messages: Annotated[list[MessageIn], Bounded("api.max_list_items")] = Field(min_length=1)
     stream: bool = False
     stream_options: StreamOptions | None = None
     n: int = Field(default=1, ge=1, le=1, description="one choice only")
     use_graph: bool = Field(default=True, description="let the knowledge graph add passages")
-    knowledge_ids: list[uuid.UUID] | None = Field(
+    knowledge_ids: Annotated[list[uuid.UUID], Bounded("chat.max_knowledge_ids")] | None = Field(
         default=None, min_length=1, description="only passages of these documents"
     )
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
 from graphrag.graph.names import name_key
+from graphrag.text_input import Bounded, RequestModel
 
 __all__ = [
     "GraphData",
@@ -46,11 +47,15 @@ def clean_texts(values: list[str]) -> list[str]:
     return list(seen)
 
 
-Name = Annotated[str, AfterValidator(_non_empty_name)]
-TextList = Annotated[list[str], AfterValidator(clean_texts)]
+# Within a request (a base's example graph), held to the request's caps (see `Bounded`).
+_Text = Annotated[str, Bounded("api.max_text_field_chars")]
+Name = Annotated[_Text, AfterValidator(_non_empty_name)]
+TextList = Annotated[
+    list[_Text], AfterValidator(clean_texts), Bounded("extraction.max_attributes_per_node")
+]
 
 
-class _Frozen(BaseModel):
+class _Frozen(RequestModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 

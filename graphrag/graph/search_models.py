@@ -7,10 +7,11 @@ documents is two nodes, each with its own chunks.
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphrag.text_input import InputText
+from graphrag.text_input import Bounded, InputText, RequestModel
 
 __all__ = [
     "EntityMatches",
@@ -65,7 +66,7 @@ class RelationMatches(_Frozen):
     truncated: bool = False
 
 
-class GraphSearchRequest(BaseModel):
+class GraphSearchRequest(RequestModel):
     """A read of one knowledge base's graph. Length and count caps come from the settings."""
 
     model_config = ConfigDict(
@@ -81,15 +82,19 @@ class GraphSearchRequest(BaseModel):
         min_length=1,
         description="Case-sensitive substring of the entity name (not blank).",
     )
-    relation_types: list[InputText] | None = Field(
+    relation_types: (
+        Annotated[list[InputText], Bounded("graph_search.max_relation_types")] | None
+    ) = Field(
         default=None,
         min_length=1,
         description="Only relations of these exact types; absent = every type.",
     )
-    knowledge_ids: list[uuid.UUID] | None = Field(
-        default=None,
-        min_length=1,
-        description="Only entities read from these documents; absent = the whole base.",
+    knowledge_ids: Annotated[list[uuid.UUID], Bounded("graph_search.max_knowledge_ids")] | None = (
+        Field(
+            default=None,
+            min_length=1,
+            description="Only entities read from these documents; absent = the whole base.",
+        )
     )
     limit: int | None = Field(
         default=None,

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus, Stage, StageStatus
-from graphrag.text_input import InputText, InputUrl
+from graphrag.text_input import InputText, InputUrl, RequestModel
 
 __all__ = [
     "BatchItem",
@@ -122,7 +122,7 @@ class ChunkPublic(BaseModel):
     )
 
 
-class ChunkUpdate(BaseModel):
+class ChunkUpdate(RequestModel):
     """What a client may change on a chunk: whether search, the chat and the graph use it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -155,14 +155,14 @@ class BatchUpload(BaseModel):
     refused: int
 
 
-class TextImport(BaseModel):
+class TextImport(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     title: InputText = Field(min_length=1, max_length=500)
     content: InputText = Field(min_length=1)
 
 
-class UrlImport(BaseModel):
+class UrlImport(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     url: InputUrl

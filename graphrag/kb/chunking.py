@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, model_validator
+from typing import Annotated
+
+from pydantic import ConfigDict, Field, model_validator
 
 from graphrag.errors import InvalidInputError
 from graphrag.settings import IngestSettings
-from graphrag.text_input import InputText
+from graphrag.text_input import Bounded, InputText, RequestModel
 
 __all__ = ["ChunkingConfig", "check_chunking", "default_chunking"]
 
 
-class ChunkingConfig(BaseModel):
+class ChunkingConfig(RequestModel):
     """How text is cut: sizes in characters, separators tried in order (coarsest first)."""
 
-    model_config = {"frozen": True, "extra": "forbid"}
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     chunk_size: int = Field(gt=0)
     chunk_overlap: int = Field(ge=0)
-    separators: list[InputText] = Field(min_length=1)
+    separators: Annotated[list[InputText], Bounded("ingest.max_separators")] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _check(self) -> ChunkingConfig:

@@ -12,7 +12,7 @@ from graphrag.db.enums import KnowledgeBaseStatus
 from graphrag.extraction.models import ExtractConfig
 from graphrag.kb.chunking import ChunkingConfig
 from graphrag.settings import Settings
-from graphrag.text_input import InputText
+from graphrag.text_input import InputText, RequestModel
 
 __all__ = [
     "IndexingStrategy",
@@ -25,7 +25,7 @@ __all__ = [
 Name = Annotated[InputText, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 
 
-class IndexingStrategy(BaseModel):
+class IndexingStrategy(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     vector: bool = True
@@ -33,7 +33,7 @@ class IndexingStrategy(BaseModel):
     graph_enabled: bool = False
 
 
-class KnowledgeBaseCreate(BaseModel):
+class KnowledgeBaseCreate(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     name: Name
@@ -43,7 +43,7 @@ class KnowledgeBaseCreate(BaseModel):
     extract_config: ExtractConfig = ExtractConfig()
 
 
-class KnowledgeBaseUpdate(BaseModel):
+class KnowledgeBaseUpdate(RequestModel):
     """Fields to change; absent fields stay as they are."""
 
     model_config = ConfigDict(extra="forbid")

@@ -7,7 +7,7 @@ import uuid
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphrag.memory.models import FactKind
-from graphrag.text_input import InputText
+from graphrag.text_input import InputText, RequestModel
 
 __all__ = [
     "CoreSectionWrite",
@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-class _Body(BaseModel):
+class _Body(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     owner: InputText | None = Field(

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from graphrag.text_input import InputText
+from graphrag.text_input import Bounded, InputText, RequestModel
 
 __all__ = [
     "ChunkRef",
@@ -161,7 +161,7 @@ class RetrievalResult(BaseModel):
     timings: StageTimings
 
 
-class SearchRequest(BaseModel):
+class SearchRequest(RequestModel):
     """Body of `POST /knowledge-bases/{id}/search`; unset values take the search settings.
 
     `use_graph` ranks chunks reached through the base's knowledge graph into the results when
@@ -177,7 +177,9 @@ class SearchRequest(BaseModel):
     use_vector: bool = True
     use_keyword: bool = True
     use_graph: bool = True
-    knowledge_ids: list[uuid.UUID] | None = Field(default=None, min_length=1)
+    knowledge_ids: Annotated[list[uuid.UUID], Bounded("search.max_knowledge_ids")] | None = Field(
+        default=None, min_length=1
+    )
 
 
 class SearchResponse(BaseModel):

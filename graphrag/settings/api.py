@@ -23,10 +23,16 @@ class ApiSettings(_Section):
     max_batch_files: int = Field(gt=0, description="files accepted in one batch upload")
     max_body_mb: int = Field(gt=0, description="any request body (uploads, batches); 413 beyond")
     max_json_body_kb: int = Field(
-        gt=0, description="any request body but a multipart upload (JSON, no type...); 413 beyond"
+        gt=0, description="the body of a route that takes small JSON (most of them); 413 beyond"
+    )
+    max_text_body_kb: int = Field(
+        gt=0, description="the JSON body of a route that takes a document's text; 413 beyond"
     )
     multipart_slack_kb: int = Field(ge=0, description="multipart framing around one file")
     max_text_field_chars: int = Field(gt=0, description="any one text field of a request; 422")
+    max_list_items: int = Field(gt=0, description="a request list without a cap of its own; 422")
+    max_validation_errors: int = Field(gt=0, description="errors listed in one 422 reply")
+    max_error_chars: int = Field(gt=0, description="characters of each part of a listed error")
 
     @property
     def max_body_bytes(self) -> int:
@@ -35,6 +41,10 @@ class ApiSettings(_Section):
     @property
     def max_json_body_bytes(self) -> int:
         return self.max_json_body_kb * 1024
+
+    @property
+    def max_text_body_bytes(self) -> int:
+        return self.max_text_body_kb * 1024
 
     @property
     def multipart_slack_bytes(self) -> int:
