@@ -4,7 +4,8 @@
 
 Both embed the same chunk-sized texts (generated sentences, about 512 characters each, as the
 default chunking cuts them) with the same tokenizer, batch size and truncation, in one run, on
-the threads each gets by default. Prints embeddings/s of the product's path over the numpy
+one thread each, as a worker process runs them (`graphrag worker` pins BLAS to one thread,
+`embedding.onnx_threads` is 1). Prints embeddings/s of the product's path over the numpy
 baseline's (`bench/numpy_bert.py`, the forward pass the product ran before), each the best of
 `--repeats` passes after a warm-up, and the lowest cosine between the two paths' vectors.
 """
@@ -12,6 +13,11 @@ baseline's (`bench/numpy_bert.py`, the forward pass the product ran before), eac
 from __future__ import annotations
 
 import argparse
+import os
+
+# As `graphrag worker` does; must be set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from importlib import resources
 from pathlib import Path
 
