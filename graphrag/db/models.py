@@ -178,6 +178,9 @@ class Knowledge(Base):
     entity_count: Mapped[int] = mapped_column(Integer, default=0)
     relation_count: Mapped[int] = mapped_column(Integer, default=0)
     failed_chunk_count: Mapped[int] = mapped_column(Integer, default=0)
+    # Extracted entities and relations the cleanup left out, per reason (`entities.placeholder`,
+    # `relations.unknown_end`...): the sum of the chunks' counts, taken when the graph completes.
+    graph_drops: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
     # Runs of document.process started for the current attempt, and reconciler re-enqueues of
     # the current attempt; both are reset by a re-parse.
     deliveries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
@@ -266,6 +269,8 @@ class Chunk(Base):
     # Name keys of the entities its graph extraction read: where the graph ranking steps from
     # this chunk when it is one of a question's best passages (no scan of its document's nodes).
     entity_keys: Mapped[list[str]] = mapped_column(ARRAY(Text), default=list, server_default="{}")
+    # What the cleanup left out of this chunk's extraction, per reason (see Knowledge.graph_drops).
+    graph_drops: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
     created_at: Mapped[datetime] = _created()
 
 

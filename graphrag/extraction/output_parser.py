@@ -19,8 +19,9 @@ from enum import StrEnum
 from typing import Any
 
 import json_repair
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from graphrag.extraction.drops import DropCounts
 from graphrag.extraction.graph_cleanup import ParseOptions, clean_graph
 from graphrag.extraction.output_shapes import RawGraph, read_graph_value
 from graphrag.graph.models import GraphData
@@ -79,8 +80,17 @@ class ParseOutcome(BaseModel):
 
     data: GraphData
     kind: OutputKind
-    dropped_nodes: int = 0
-    dropped_relations: int = 0
+    drops: DropCounts = Field(default_factory=DropCounts)
+
+    @property
+    def dropped_nodes(self) -> int:
+        """Raw nodes the cleanup left out, all reasons together."""
+        return self.drops.dropped_entities
+
+    @property
+    def dropped_relations(self) -> int:
+        """Raw relations the cleanup left out, all reasons together."""
+        return self.drops.dropped_relations
 
 
 def parse_graph_output(text: str | None, options: ParseOptions) -> ParseOutcome:
@@ -106,8 +116,7 @@ def parse_graph_output(text: str | None, options: ParseOptions) -> ParseOutcome:
     return ParseOutcome(
         data=cleaned.data,
         kind=OutputKind.REPAIRED if repaired_any else OutputKind.OK,
-        dropped_nodes=cleaned.dropped_nodes,
-        dropped_relations=cleaned.dropped_relations,
+        drops=cleaned.drops,
     )
 
 

@@ -325,7 +325,9 @@ def _node_from(mapping: dict[str, Any]) -> RawNode | None:
     name = _endpoint_name(_first(mapping, NAME_KEYS)) or _endpoint_name(_first(nested, NAME_KEYS))
     name = name or (ref_text or "")
     if not name:
-        return None
+        # An entity written with an empty name is a node the cleanup counts as nameless; an
+        # object naming nothing at all is no entity.
+        return RawNode(name="") if isinstance(_first(mapping, NAME_KEYS), str) else None
     attributes: list[str] = []
     for key in ATTRIBUTE_KEYS:
         value = mapping.get(key)

@@ -167,7 +167,10 @@ def preview_relations(
     config = ExtractConfig(enabled=True, tags=tags)
     request = build_extraction_request(config, text, strict)
     reply = llm.complete(request.messages, request.response_format, limits.max_tokens)
-    outcome = parse_graph_output(reply.content, ParseOptions.from_settings(strict, tags))
+    options = ParseOptions.from_settings(
+        strict, tags, example_names=request.example_names, chunk_text=text
+    )
+    outcome = parse_graph_output(reply.content, options)
     return ExtractionPreview(
         nodes=[PreviewNode(name=n.name, attributes=n.attributes) for n in outcome.data.nodes],
         relations=outcome.data.relations,

@@ -10,6 +10,10 @@ exchange teaches a small model the reply format better than describing it.
 accept (`{"type": "json_object", "schema": ...}`). With strict tags the relation type is an
 enum of the tags. Caps are left to the parser: length limits in a schema make llama.cpp grammars
 large and slow.
+
+The request also lists the example names the prompt shows (the system text's quoted phrases and
+`<...>` slots, the few-shot example's entities): the parser drops those a weak model copies into
+a chunk's graph without the chunk naming them.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from graphrag.extraction.models import ExtractConfig
+from graphrag.extraction.name_guard import prompt_example_names
 from graphrag.graph.models import GraphData
 from graphrag.llm.messages import ChatMessage
 from graphrag.llm.prompts import PromptTemplate, load_prompt
@@ -39,12 +44,14 @@ EXTRACT_GRAPH_PROMPT = "extract_graph"
 
 
 class ExtractionRequest(BaseModel):
-    """What the extractor sends for one chunk: messages and the reply's JSON constraint."""
+    """What the extractor sends for one chunk: messages, the reply's JSON constraint, and the
+    example names those messages show."""
 
     model_config = ConfigDict(frozen=True)
 
     messages: list[ChatMessage]
     response_format: dict[str, Any]
+    example_names: list[str]
 
 
 def _tag_lines(tags: Sequence[str]) -> str:
@@ -134,7 +141,17 @@ def build_extraction_request(
     """Messages and response format for one chunk, with the templates folder of `settings`."""
     template = load_prompt(EXTRACT_GRAPH_PROMPT, settings.prompt_templates_dir)
     strict = not settings.keep_relations_outside_tags
+    messages = build_extraction_messages(config, chunk_text, template, strict_tags=strict)
     return ExtractionRequest(
-        messages=build_extraction_messages(config, chunk_text, template, strict_tags=strict),
+        messages=messages,
         response_format=graph_response_format(config.tags, strict_tags=strict),
+        example_names=_example_names(config, messages[0].content, settings.max_name_chars),
     )
+
+
+def _example_names(config: ExtractConfig, system_text: str, max_chars: int) -> list[str]:
+    names = prompt_example_names(system_text, max_chars)
+    if config.has_example:
+        names += [node.name for node in config.nodes]
+        names += [end for rel in config.relations for end in (rel.node1, rel.node2)]
+    return names

@@ -6,9 +6,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus, Stage, StageStatus
+from graphrag.extraction.drops import DropCounts, EntityDrop, RelationDrop
 from graphrag.text_input import InputText, InputUrl, RequestModel
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "BatchUpload",
     "ChunkPublic",
     "ChunkUpdate",
+    "GraphDrops",
     "IngestionUsage",
     "ItemError",
     "KnowledgePublic",
@@ -37,6 +39,31 @@ class IngestionUsage(BaseModel):
     llm_seconds: float
     graph_retries: int
     graph_seconds: float
+
+
+class GraphDrops(BaseModel):
+    """Extracted entities and relations left out of the graph (never stored), per reason."""
+
+    dropped_entities: int = 0
+    dropped_relations: int = 0
+    entities: dict[EntityDrop, int] = Field(
+        default_factory=dict,
+        description="per reason: placeholder, no_name, name_too_long, over_cap",
+    )
+    relations: dict[RelationDrop, int] = Field(
+        default_factory=dict,
+        description="per reason: unknown_end, bad_type, self_loop, over_cap",
+    )
+
+    @classmethod
+    def of(cls, counts: DropCounts) -> GraphDrops:
+        """The public form of `counts`."""
+        return cls(
+            dropped_entities=counts.dropped_entities,
+            dropped_relations=counts.dropped_relations,
+            entities=counts.entities,
+            relations=counts.relations,
+        )
 
 
 class KnowledgePublic(BaseModel):
@@ -61,6 +88,7 @@ class KnowledgePublic(BaseModel):
     entity_count: int
     relation_count: int
     failed_chunk_count: int
+    graph_drops: GraphDrops
     usage: IngestionUsage
     stats: dict[str, Any]
     created_at: datetime
@@ -74,6 +102,14 @@ class KnowledgePublic(BaseModel):
             return data
         fields = {name: getattr(data, name) for name in cls.model_fields if name != "usage"}
         return {**fields, "usage": IngestionUsage.model_validate(data)}
+
+    @field_validator("graph_drops", mode="before")
+    @classmethod
+    def _drops_from_row(cls, value: Any) -> Any:
+        """A table row keeps its drops under flat keys (`entities.placeholder`...)."""
+        if isinstance(value, dict) and not value.keys() & GraphDrops.model_fields.keys():
+            return GraphDrops.of(DropCounts.from_flat(value))
+        return value
 
 
 class StageProgress(BaseModel):

@@ -1,6 +1,6 @@
 """The embedding port and the factory that picks its adapter from the settings.
 
-Adapters: `LocalMiniLmEmbedder` (packaged all-MiniLM-L6-v2 on CPU, numpy, offline) and
+Adapters: `LocalMiniLmEmbedder` (packaged int8 all-MiniLM-L6-v2 on CPU, onnxruntime, offline) and
 `OpenAiCompatibleEmbedder` (any `/v1/embeddings` server). Both batch internally by
 `embedding.batch_size` and raise `EmbeddingError` when the vectors cannot be trusted.
 """

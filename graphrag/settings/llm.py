@@ -62,4 +62,8 @@ class EmbeddingSettings(_Section):
     batch_size: int
     max_seq_length: int
     timeout_s: float
-    model_dir: Path | None
+    onnx_file: Path | None = Field(description="local backend: null = the packaged int8 model")
+    onnx_size_bytes: int = Field(gt=0)
+    onnx_sha256: str = Field(min_length=64, max_length=64)
+    onnx_threads: int = Field(ge=0, description="onnxruntime intra-op threads; 0: one per core")
+    tokenizer_file: Path | None = Field(description="null = the packaged MiniLM tokenizer.json")

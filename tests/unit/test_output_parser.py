@@ -128,8 +128,8 @@ CASES = [
         '"relations": [{"node1": "Le \\"Petit] Prince\\"", "node2": "Saint-Exupery", '
         '"type": "written by"}',
         OutputKind.REPAIRED,
-        bare('Le "Petit] Prince"', "Saint-Exupery"),
-        [('Le "Petit] Prince"', "Saint-Exupery", "written by")],
+        bare('Le "Petit] Prince"'),
+        dropped=(0, 1),  # Saint-Exupery is not among the listed entities
     ),
     wrapped(
         "reference brackets before valid json",
@@ -158,11 +158,20 @@ CASES = [
     ),
     case(
         "entities + relationships with source/target/relation",
-        '{"entities": [{"entity_name": "Acme", "entity_description": "a chemicals maker"}], '
+        '{"entities": [{"entity_name": "Acme", "entity_description": "a chemicals maker"}, '
+        '{"entity_name": "Lyon"}], '
         '"relationships": [{"source": "Acme", "target": "Lyon", "relation": "based in"}]}',
         OutputKind.OK,
         [("Acme", ["a chemicals maker"]), ("Lyon", [])],
         [("Acme", "Lyon", "based in")],
+    ),
+    case(
+        "a relation to an entity the list lacks is dropped",
+        '{"entities": [{"entity_name": "Acme", "entity_description": "a chemicals maker"}], '
+        '"relationships": [{"source": "Acme", "target": "Lyon", "relation": "based in"}]}',
+        OutputKind.OK,
+        [("Acme", ["a chemicals maker"])],
+        dropped=(0, 1),
     ),
     case(
         "triples with head/relation/tail",
@@ -275,7 +284,8 @@ CASES = [
     case(
         "several tool calls are merged",
         '<tool_call>{"name": "add_entity", "arguments": {"name": "Alice", "attributes": '
-        '["engineer"]}}</tool_call>\n<tool_call>{"name": "add_relation", "arguments": '
+        '["engineer"]}}</tool_call>\n<tool_call>{"name": "add_entity", "arguments": {"name": '
+        '"Acme"}}</tool_call>\n<tool_call>{"name": "add_relation", "arguments": '
         '{"source": "Alice", "target": "Acme", "relation": "works at"}}</tool_call>',
         OutputKind.OK,
         [("Alice", ["engineer"]), ("Acme", [])],
@@ -291,7 +301,8 @@ CASES = [
     case(
         "function tag with parameters",
         "<tool_call>\n<function=extract_graph>\n<parameter=nodes>\n"
-        '[{"name": "Alice", "attributes": ["engineer"]}]\n</parameter>\n<parameter=relations>\n'
+        '[{"name": "Alice", "attributes": ["engineer"]}, {"name": "Acme"}]\n</parameter>\n'
+        "<parameter=relations>\n"
         '[{"node1": "Alice", "node2": "Acme", "type": "works at"}]\n</parameter>\n</function>\n'
         "</tool_call>",
         OutputKind.OK,
@@ -369,7 +380,7 @@ CASES = [
         "names at the cap kept, a relation type over it dropped",
         '{"nodes": [{"name": "'
         + "y" * 40
-        + '"}], "relations": [{"node1": "'
+        + '"}, {"name": "Lyon"}, {"name": "Nice"}], "relations": [{"node1": "'
         + "y" * 40
         + '", "node2": "Lyon", "type": "'
         + "t" * 40
@@ -377,14 +388,15 @@ CASES = [
         + "t" * 41
         + '"}]}',
         OutputKind.OK,
-        bare("y" * 40, "Lyon"),
+        bare("y" * 40, "Lyon", "Nice"),
         [("y" * 40, "Lyon", "t" * 40)],
         dropped=(0, 1),
     ),
     case(
-        "the node cap keeps the listed nodes, then relation ends in order",
+        "the node cap keeps the first nodes, a relation losing an end goes with it",
         '{"relations": [{"node1": "A", "node2": "B", "type": "r"}, '
-        '{"node1": "C", "node2": "D", "type": "r"}], "nodes": [{"name": "E"}]}',
+        '{"node1": "C", "node2": "D", "type": "r"}], "nodes": [{"name": "E"}, {"name": "A"}, '
+        '{"name": "B"}, {"name": "C"}, {"name": "D"}]}',
         OutputKind.OK,
         bare("E", "A", "B"),
         [("A", "B", "r")],

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -39,9 +39,10 @@ from graphrag.errors import (
     LlmRequestError,
     ServiceUnavailableError,
 )
+from graphrag.extraction.drops import DropCounts
 from graphrag.extraction.graph_cleanup import ParseOptions
 from graphrag.extraction.models import ExtractConfig
-from graphrag.extraction.output_parser import parse_graph_output
+from graphrag.extraction.output_parser import ParseOutcome, parse_graph_output
 from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.graph.models import GraphData
 from graphrag.graph.name_vectors import EmbedTexts, KeysInHand, write_name_vectors
@@ -130,6 +131,16 @@ _SET_COUNTS = (
         relation_count=bindparam("p_relations", type_=Integer),
     )
 )
+_CHUNK_DROPS = select(_C.graph_drops).where(
+    _C.knowledge_id == bindparam("p_id"),
+    _C.attempt == bindparam("p_attempt"),
+    _C.graph_drops != {},
+)
+_SET_DROPS = (
+    update(core_table(Knowledge))
+    .where(_K.id == bindparam("p_id"), _K.attempt == bindparam("p_attempt"))
+    .values(graph_drops=bindparam("p_drops", type_=_K.graph_drops.type))
+)
 
 
 def time_limit_reason(settings: Settings) -> str:
@@ -170,15 +181,20 @@ class _Spend:
         return ChunkCost(seconds, 1, reply.prompt_tokens, reply.completion_tokens, reply.seconds)
 
 
-def _extract(ctx: GraphContext, work: _Work, spend: _Spend) -> GraphData:
+def _extract(ctx: GraphContext, work: _Work, spend: _Spend) -> ParseOutcome:
     request = build_extraction_request(work.config, work.text, ctx.settings.extraction)
     reply = ctx.llm.complete(request.messages, request.response_format)
     # Counted from here on: a later fault does not undo the call.
     spend.reply = reply
-    options = ParseOptions.from_settings(ctx.settings.extraction, work.config.tags)
+    options = ParseOptions.from_settings(
+        ctx.settings.extraction,
+        work.config.tags,
+        example_names=request.example_names,
+        chunk_text=work.text,
+    )
     outcome = parse_graph_output(reply.content, options)
     log.debug("extraction reply %s (finish %s)", outcome.kind, reply.finish_reason)
-    return outcome.data
+    return outcome
 
 
 def _write_name_vectors(ctx: GraphContext, kb_id: uuid.UUID, missing: list[str]) -> None:
@@ -224,7 +240,7 @@ def extract_chunk_graph(
 
 def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bool) -> ChunkOutcome:
     try:
-        graph = _extract(ctx, work, spend)
+        extracted = _extract(ctx, work, spend)
         if time.monotonic() - spend.started > ctx.settings.celery.graph_soft_limit_s:
             # The task's own deadline, checked between its steps: Celery's threads pool
             # enforces no time limit, and a step (a slot wait, the call) is bounded only by its
@@ -232,7 +248,7 @@ def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bo
             _settle(ctx, key, GraphStatus.FAILED, time_limit_reason(ctx.settings), spend)
             log.warning("chunk %s failed: over its time limit", key.chunk_id)
             return ChunkOutcome.FAILED
-        if not _write_and_settle(ctx, work, key, graph, spend):
+        if not _write_and_settle(ctx, work, key, extracted, spend):
             return ChunkOutcome.STALE
     except RETRYABLE as exc:
         if not final_try:
@@ -258,7 +274,7 @@ def _count_unsettled(ctx: GraphContext, key: _Key, spend: _Spend, *, retry: bool
 
 
 def _write_and_settle(
-    ctx: GraphContext, work: _Work, key: _Key, graph: GraphData, spend: _Spend
+    ctx: GraphContext, work: _Work, key: _Key, extracted: ParseOutcome, spend: _Spend
 ) -> bool:
     """Write the chunk's graph and settle the chunk in one transaction, only while its attempt
     is live: the key-share locks `hold_live` takes fence the write (a delete or re-parse waits
@@ -271,12 +287,13 @@ def _write_and_settle(
             end_own_task(session, key.task)
             live = False
         else:
+            graph = extracted.data
             if not graph.is_empty:
                 missing = ctx.graph.write_chunk_graph(
                     work.kb_id, key.knowledge_id, key.chunk_id, graph
                 )
                 _write_name_vectors(ctx, work.kb_id, missing)
-            _settle_in(ctx, session, key, GraphStatus.DONE, None, spend, graph.entity_keys())
+            _settle_in(ctx, session, key, GraphStatus.DONE, None, spend, graph, extracted.drops)
             live = True
     spend.reply = None
     return live
@@ -306,11 +323,12 @@ def _settle_in(
     outcome: GraphStatus,
     error: str | None,
     spend: _Spend,
-    entity_keys: Sequence[str] = (),
+    graph: GraphData | None = None,
+    drops: DropCounts | None = None,
 ) -> None:
-    """Settle the chunk (with the entity keys its graph named), count what its task cost and
-    delete the task's row, in the caller's transaction; the settlement that completes the
-    document counts its graph."""
+    """Settle the chunk (with the entity keys its graph named and what its cleanup dropped),
+    count what its task cost and delete the task's row, in the caller's transaction; the
+    settlement that completes the document counts its graph and its drops."""
     cost = spend.cost()
     status = finish_chunk_subtask(
         session,
@@ -320,14 +338,25 @@ def _settle_in(
         outcome,
         error,
         cost=cost,
-        entity_keys=entity_keys,
+        entity_keys=graph.entity_keys() if graph is not None else (),
+        graph_drops=drops.flat() if drops is not None else None,
     )
     if status is None and cost.llm_calls:
         # Settled before (a task delivered twice): only its LLM call still counts.
         add_cost(session, key.knowledge_id, key.attempt, replace(cost, seconds=0.0))
     elif status is ParseStatus.COMPLETED:
+        _count_drops(session, key)
         _count_graph(ctx, session, key, strict=outcome is GraphStatus.DONE)
     end_own_task(session, key.task)
+
+
+def _count_drops(session: Session, key: _Key) -> None:
+    """The document's drop counts: the sum of its chunks' (every chunk has settled)."""
+    params = {"p_id": key.knowledge_id, "p_attempt": key.attempt}
+    total: Counter[str] = Counter()
+    for (stored,) in session.execute(_CHUNK_DROPS, params):
+        total.update(DropCounts.from_flat(stored).flat())
+    session.execute(_SET_DROPS, {**params, "p_drops": dict(total)})
 
 
 def _count_graph(ctx: GraphContext, session: Session, key: _Key, *, strict: bool) -> None:

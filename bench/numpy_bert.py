@@ -1,13 +1,15 @@
-"""A BERT encoder forward pass in numpy, enough to run small sentence-transformers models on CPU.
+"""The numpy BERT forward pass the product ran before onnxruntime: `bench/embeddings.py`'s baseline.
 
-Reads a Hugging Face folder (`config.json` + `model.safetensors`) and computes the last hidden
-states for a padded batch of token ids, exactly as `transformers.BertModel` does in eval mode
-(no dropout, absolute positions, token type 0, post-LayerNorm blocks, erf GELU).
+Reads a Hugging Face folder (`config.json` + `model.safetensors`, float32 weights) and computes
+the last hidden states for a padded batch of token ids, exactly as `transformers.BertModel` does
+in eval mode (no dropout, absolute positions, token type 0, post-LayerNorm blocks, erf GELU);
+`NumpyMiniLm` adds the tokenizer, mean pooling and L2 normalisation of the old embedder.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,10 +17,11 @@ import numpy as np
 import numpy.typing as npt
 from safetensors import SafetensorError
 from safetensors.numpy import load_file
+from tokenizers import Tokenizer
 
 from graphrag.errors import EmbeddingError
 
-__all__ = ["BertConfig", "BertEncoder", "gelu"]
+__all__ = ["BertConfig", "BertEncoder", "NumpyEmbedder", "NumpyMiniLm", "gelu"]
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -190,3 +193,51 @@ class BertEncoder:
         ff = gelu(flat @ layer.ff_in_w + layer.ff_in_b) @ layer.ff_out_w + layer.ff_out_b
         out = _layer_norm(ff + flat, layer.out_ln_w, layer.out_ln_b, eps)
         return out.reshape(batch, seq_len, hidden)
+
+
+class NumpyMiniLm:
+    """The old local embedder: the packaged MiniLM folder's tokenizer and float32 weights."""
+
+    def __init__(self, model_dir: Path, max_seq_length: int, batch_size: int) -> None:
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=max_seq_length)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.encoder = BertEncoder.from_dir(model_dir)
+        self.batch_size = batch_size
+
+    def embed(self, texts: list[str]) -> FloatArray:
+        """Unit vectors, one row per text, batched by length as the product batches."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), self.encoder.config.hidden_size), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            encodings = self.tokenizer.encode_batch([texts[i] for i in batch])
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            hidden = self.encoder(ids, mask)
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[batch] = pooled / np.maximum(norms, np.finfo(np.float32).tiny)
+        return out
+
+
+class NumpyEmbedder:
+    """`NumpyMiniLm` behind the product's `Embedder` port, for benches that compare the paths."""
+
+    def __init__(self, model: NumpyMiniLm) -> None:
+        self._model = model
+
+    @property
+    def dim(self) -> int:
+        """Width of the vectors."""
+        return self._model.encoder.config.hidden_size
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit vector per text."""
+        vectors: list[list[float]] = self._model.embed(list(texts)).tolist()
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of one query."""
+        return self.embed([text])[0]
