@@ -381,6 +381,7 @@ _SETTLE_CHUNK = (
         graph_status=bindparam("p_outcome", type_=_C.graph_status.type),
         graph_error=bindparam("p_error", type_=_C.graph_error.type),
         entity_keys=bindparam("p_keys", type_=_C.entity_keys.type),
+        graph_trace=bindparam("p_trace", type_=_C.graph_trace.type),
     )
     .returning(_C.id)
     .cte("settled")
@@ -422,6 +423,7 @@ def finish_chunk_subtask(
     error: str | None = None,
     cost: ChunkCost | None = None,
     entity_keys: Sequence[str] = (),
+    trace: Mapping[str, Any] | None = None,
 ) -> ParseStatus | None:
     """Settle one chunk's graph work for good and release the document's counter exactly once;
     the document's status after it, or None when this call settled nothing.
@@ -431,7 +433,7 @@ def finish_chunk_subtask(
     settlement that brings the counter to zero promotes the document to `completed`. `cost`,
     what the task spent, is added by the same UPDATE of the document; `entity_keys`, the keys
     the chunk's graph named, go into the chunk's own UPDATE (a chunk row holds a vector: one
-    row version a settlement, not two).
+    row version a settlement, not two), and so does `trace`, what the extraction read.
     """
     params = {
         "p_chunk": chunk_id,
@@ -440,6 +442,7 @@ def finish_chunk_subtask(
         "p_outcome": outcome,
         "p_error": error,
         "p_keys": list(entity_keys),
+        "p_trace": None if trace is None else dict(trace),
         "p_failed": 1 if outcome is GraphStatus.FAILED else 0,
         **cost_params(cost or ChunkCost()),
     }

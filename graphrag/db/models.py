@@ -256,6 +256,9 @@ class Chunk(Base):
     # Name keys of the entities its graph extraction read: where the graph ranking steps from
     # this chunk when it is one of a question's best passages (no scan of its document's nodes).
     entity_keys: Mapped[list[str]] = mapped_column(ARRAY(Text), default=list, server_default="{}")
+    # What its graph extraction read (counts, the first names and relations, how the reply
+    # parsed): written by the settlement, readable with the chunk.
+    graph_trace: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = _created()
 
 

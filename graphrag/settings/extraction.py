@@ -23,6 +23,7 @@ class ExtractionSettings(_Section):
     max_tags: int = Field(ge=0)
     max_example_text_chars: int = Field(ge=0)
     max_custom_instructions_chars: int = Field(ge=0)
+    trace_sample: int = Field(ge=0)
     prompt_templates_dir: Path
 
 

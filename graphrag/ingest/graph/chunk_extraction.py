@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import Integer, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -43,6 +44,7 @@ from graphrag.extraction.graph_cleanup import ParseOptions
 from graphrag.extraction.models import ExtractConfig
 from graphrag.extraction.output_parser import parse_graph_output
 from graphrag.extraction.prompt_builder import build_extraction_request
+from graphrag.extraction.trace import chunk_trace
 from graphrag.graph.models import GraphData
 from graphrag.graph.name_vectors import EmbedTexts, KeysInHand, write_name_vectors
 from graphrag.graph.store import GraphStore
@@ -170,7 +172,15 @@ class _Spend:
         return ChunkCost(seconds, 1, reply.prompt_tokens, reply.completion_tokens, reply.seconds)
 
 
-def _extract(ctx: GraphContext, work: _Work, spend: _Spend) -> GraphData:
+@dataclass(frozen=True)
+class _Read:
+    """What one answer gave: the graph, and its trace for the chunk row."""
+
+    graph: GraphData
+    trace: dict[str, Any]
+
+
+def _extract(ctx: GraphContext, work: _Work, spend: _Spend) -> _Read:
     request = build_extraction_request(work.config, work.text, ctx.settings.extraction)
     reply = ctx.llm.complete(request.messages, request.response_format)
     # Counted from here on: a later fault does not undo the call.
@@ -178,7 +188,8 @@ def _extract(ctx: GraphContext, work: _Work, spend: _Spend) -> GraphData:
     options = ParseOptions.from_settings(ctx.settings.extraction, work.config.tags)
     outcome = parse_graph_output(reply.content, options)
     log.debug("extraction reply %s (finish %s)", outcome.kind, reply.finish_reason)
-    return outcome.data
+    sample = ctx.settings.extraction.trace_sample
+    return _Read(outcome.data, chunk_trace(outcome, reply.finish_reason, sample))
 
 
 def _write_name_vectors(ctx: GraphContext, kb_id: uuid.UUID, missing: list[str]) -> None:
@@ -224,7 +235,7 @@ def extract_chunk_graph(
 
 def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bool) -> ChunkOutcome:
     try:
-        graph = _extract(ctx, work, spend)
+        read = _extract(ctx, work, spend)
         if time.monotonic() - spend.started > ctx.settings.celery.graph_soft_limit_s:
             # The task's own deadline, checked between its steps: Celery's threads pool
             # enforces no time limit, and a step (a slot wait, the call) is bounded only by its
@@ -232,7 +243,7 @@ def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bo
             _settle(ctx, key, GraphStatus.FAILED, time_limit_reason(ctx.settings), spend)
             log.warning("chunk %s failed: over its time limit", key.chunk_id)
             return ChunkOutcome.FAILED
-        if not _write_and_settle(ctx, work, key, graph, spend):
+        if not _write_and_settle(ctx, work, key, read, spend):
             return ChunkOutcome.STALE
     except RETRYABLE as exc:
         if not final_try:
@@ -258,7 +269,7 @@ def _count_unsettled(ctx: GraphContext, key: _Key, spend: _Spend, *, retry: bool
 
 
 def _write_and_settle(
-    ctx: GraphContext, work: _Work, key: _Key, graph: GraphData, spend: _Spend
+    ctx: GraphContext, work: _Work, key: _Key, read: _Read, spend: _Spend
 ) -> bool:
     """Write the chunk's graph and settle the chunk in one transaction, only while its attempt
     is live: the key-share locks `hold_live` takes fence the write (a delete or re-parse waits
@@ -271,12 +282,14 @@ def _write_and_settle(
             end_own_task(session, key.task)
             live = False
         else:
+            graph = read.graph
             if not graph.is_empty:
                 missing = ctx.graph.write_chunk_graph(
                     work.kb_id, key.knowledge_id, key.chunk_id, graph
                 )
                 _write_name_vectors(ctx, work.kb_id, missing)
-            _settle_in(ctx, session, key, GraphStatus.DONE, None, spend, graph.entity_keys())
+            keys = graph.entity_keys()
+            _settle_in(ctx, session, key, GraphStatus.DONE, None, spend, keys, read.trace)
             live = True
     spend.reply = None
     return live
@@ -307,10 +320,11 @@ def _settle_in(
     error: str | None,
     spend: _Spend,
     entity_keys: Sequence[str] = (),
+    trace: dict[str, Any] | None = None,
 ) -> None:
-    """Settle the chunk (with the entity keys its graph named), count what its task cost and
-    delete the task's row, in the caller's transaction; the settlement that completes the
-    document counts its graph."""
+    """Settle the chunk (with the entity keys its graph named and the trace of its read),
+    count what its task cost and delete the task's row, in the caller's transaction; the
+    settlement that completes the document counts its graph."""
     cost = spend.cost()
     status = finish_chunk_subtask(
         session,
@@ -321,6 +335,7 @@ def _settle_in(
         error,
         cost=cost,
         entity_keys=entity_keys,
+        trace=trace,
     )
     if status is None and cost.llm_calls:
         # Settled before (a task delivered twice): only its LLM call still counts.
