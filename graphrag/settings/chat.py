@@ -27,5 +27,6 @@ class ChatSettings(_Section):
     reference_excerpt_chars: int
     agent_max_steps: int = Field(ge=1)
     agent_max_reflections: int = Field(ge=0)
+    agent_max_answer_retries: int = Field(ge=0)
     agent_max_calls_per_step: int = Field(ge=1)
     agent_graph_max_items: int = Field(ge=1)
