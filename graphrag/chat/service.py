@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from graphrag.chat import fast_path
 from graphrag.chat.pipeline import prepare_turn
 from graphrag.chat.producers import AnswerProducer, KnowledgeAnswer
 from graphrag.chat.schemas import (
@@ -119,6 +120,7 @@ def run_turn(
     (its stable code and message). The turn is persisted however the stream ends; one that
     did not complete is stored marked incomplete (see `persist_turn`)."""
     start = perf_counter()
+    producer = fast_path.route(services, turn, producer)
     try:
         prepare_turn(services, turn, order=producer.stages)
         for step in producer.gather(services, turn):
