@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from graphrag.chat import fast_path
+from graphrag.chat import fast_path, interaction_log
 from graphrag.chat.pipeline import prepare_turn
 from graphrag.chat.producers import AnswerProducer, KnowledgeAnswer
 from graphrag.chat.schemas import (
@@ -208,6 +208,8 @@ def persist_turn(services: ChatServices, turn: ChatTurn, steps: list[dict[str, A
                 steps=steps,
             )
         )
+        if turn.completed:
+            interaction_log.log_interaction(session, services, turn)
         if turn.completed and services.memory is not None:
             services.memory.record_exchange(
                 session,

@@ -49,3 +49,5 @@ class ChatSettings(_Section):
     agent_max_calls_per_step: int = Field(ge=1)
     agent_graph_max_items: int = Field(ge=1)
     fast_path: FastPathSettings
+    interaction_log: bool = Field(description="keep each finished turn as a ChatML record")
+    interaction_export_max: int = Field(gt=0, description="records one export returns at most")
