@@ -13,6 +13,7 @@ from api.deps import SessionDep, SettingsDep, TenantDep
 from graphrag.auth.models import Capability
 from graphrag.chat.interaction_log import export_lines
 from graphrag.kb.service import require_live_kb
+from graphrag.text_input import InputText
 
 router = APIRouter(prefix="/api/v1", tags=["interactions"])
 
@@ -31,7 +32,7 @@ def export_interactions(
     session: SessionDep,
     settings: SettingsDep,
     kb_id: uuid.UUID | None = None,
-    owner: Annotated[str | None, Query(max_length=_OWNER_MAX_CHARS)] = None,
+    owner: Annotated[InputText | None, Query(max_length=_OWNER_MAX_CHARS)] = None,
 ) -> StreamingResponse:
     """The logged turns (`chat.interaction_log`) of a base and/or a memory owner, one ChatML
     record `{"messages": [...]}` a line, oldest first (the newest

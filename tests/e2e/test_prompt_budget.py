@@ -85,8 +85,8 @@ def test_history_passages_and_memory_fit_the_budget_together(
     answer = reply.json()
     assert answer["completed"] is True and answer["answer"] == ANSWER, answer["error"]
     [sent] = [r.body for r in fresh_scripted_llm.requests("/v1/chat/completions")]
-    assert isinstance(sent, dict)
-    contents = [m["content"] for m in sent["messages"]]
+    assert isinstance(sent, dict) and isinstance(sent["messages"], list)
+    contents = [str(m["content"]) for m in sent["messages"] if isinstance(m, dict)]
     assert sum(len(c) for c in contents) <= budget
     prompt = "\n".join(contents)
     assert QUESTION in prompt and "summarised" in prompt  # older turns were folded
