@@ -25,6 +25,7 @@ from api.routers import (
     graph_search,
     identity,
     initialization,
+    interactions,
     knowledge_bases,
     memory,
     openai_compat,
@@ -141,6 +142,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(initialization.router)
     app.include_router(admin_keys.router)
     app.include_router(memory.router)
+    app.include_router(interactions.router)
     app.include_router(identity.router)
     app.include_router(openai_compat.router)
     # The MCP route checks the API key itself, before the SDK (see api/mcp_http.py).

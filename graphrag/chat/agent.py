@@ -1,9 +1,11 @@
 """The agent loop: a bounded state machine around a tool-using model.
 
 CALL_LLM -> PARSE_RESPONSE -> EXECUTE_TOOLS (then CALL_LLM again) or CHECK_RESPONSE.
-CHECK_RESPONSE is deterministic: an empty or cut-off reply is asked again; an answer that cites
-no passage while passages were gathered is sent back once (REFLECT, at most
-`agent_max_reflections` times); otherwise RESPOND. Each model call that may use tools is one
+CHECK_RESPONSE is deterministic: an empty or cut-off reply is asked again (at most
+`agent_max_answer_retries` times a turn; then a cut-off reply is the answer as it is, an empty
+one falls back to the last refused answer or a fixed text); an answer that cites no passage
+while passages were gathered is sent back (REFLECT, at most `agent_max_reflections` times);
+otherwise RESPOND. Each model call that may use tools is one
 step; once `agent_max_steps` are spent, FORCE_RESPOND makes one last call without tools and
 answers from what was gathered. No model judges another model's answer.
 """
@@ -107,6 +109,7 @@ class AgentLoop:
         self.messages.append(ChatMessage(role="user", content=prompt.question()))
         self.steps_taken = 0
         self.reflections = 0
+        self.answer_retries = 0  # empty or cut-off replies asked again
         self.forced = False
         self.answer = ""
         self._fallback = ""  # the last answer refused by the checks, if the forced one is empty
@@ -138,7 +141,7 @@ class AgentLoop:
             step = self._check(reply, parsed.content)
             yield step
             if step.kind is StepKind.RESPOND:
-                self.answer = parsed.content
+                self.answer = parsed.content or self._fallback or self._prompt.fragment("no_answer")
                 return
         yield from self._force_respond()
 
@@ -182,14 +185,20 @@ class AgentLoop:
     def _check(self, reply: ToolReply, content: str) -> AgentStep:
         """CHECK_RESPONSE and REFLECT: accept the answer, or ask again with a fixed instruction."""
         n = self.steps_taken
-        if not content:
-            self.messages.append(
-                ChatMessage(role="user", content=self._prompt.fragment("empty_answer"))
-            )
-            return AgentStep(step=n, kind=StepKind.CHECK, summary="empty reply, asked again")
-        if reply.finish_reason == _TRUNCATED:
+        cut = reply.finish_reason == _TRUNCATED
+        if (not content or cut) and self.answer_retries < self._chat.agent_max_answer_retries:
+            self.answer_retries += 1
+            if not content:
+                self.messages.append(
+                    ChatMessage(role="user", content=self._prompt.fragment("empty_answer"))
+                )
+                return AgentStep(step=n, kind=StepKind.CHECK, summary="empty reply, asked again")
             self._send_back(content, "truncated_answer")
             return AgentStep(step=n, kind=StepKind.CHECK, summary="reply cut off, asked again")
+        if not content or cut:
+            # The retries are spent: answer with what there is rather than ask on.
+            kept = "cut off" if content else "empty"
+            return AgentStep(step=n, kind=StepKind.RESPOND, summary=f"{kept}, retries spent")
         uncited = self._evidence.references and not self._evidence.cited(content)
         if uncited and self.reflections < self._chat.agent_max_reflections:
             self.reflections += 1

@@ -108,6 +108,11 @@ class AgentAnswer:
             steps.append(step)
             yield step
         turn.entities = _found_entities(steps)
+        # What the model was last sent (its system text, the dialogue with the tool calls and
+        # results): the turn's transcript for the interaction log.
+        last_step = max(self._loop.steps_taken, 1)
+        system = ChatMessage(role="system", content=prompt.system(last_step))
+        turn.messages = [system, *self._loop.sent_messages()]
 
     def answer(self, services: ChatServices, turn: ChatTurn) -> Iterator[str]:
         """The accepted answer, whole."""

@@ -10,6 +10,7 @@ import logging
 
 from sqlalchemy import select
 
+from graphrag.chat.prompt_budget import fit_prompt
 from graphrag.chat.query_entities import extract_query_entities
 from graphrag.chat.schemas import Reference
 from graphrag.chat.turn import ChatServices, ChatTurn
@@ -19,7 +20,7 @@ from graphrag.errors import LlmUnavailableError
 from graphrag.llm.messages import ChatMessage
 from graphrag.llm.prompts import load_prompt
 from graphrag.search.models import RetrievalRequest
-from graphrag.search.passages import join_neighbours
+from graphrag.search.passages import Passage, join_neighbours
 from graphrag.search.retrieval import GraphSource, retrieve
 
 __all__ = [
@@ -58,6 +59,7 @@ def load_history(services: ChatServices, turn: ChatTurn) -> None:
         for row in reversed(rows)
         if row.role.value in ("user", "assistant")
     ]
+    turn.loaded_history = history
     if services.memory is None:
         turn.history = history[-chat.history_turns :] if chat.history_turns else []
         return
@@ -136,37 +138,45 @@ def build_prompt(services: ChatServices, turn: ChatTurn) -> None:
     """Numbered passages within the character budget, the references, and the messages.
 
     A passage made of several neighbouring chunks is cited by one number; each of its chunks
-    is a reference with that number.
+    is a reference with that number. The whole prompt (history, summary, memory block,
+    passages, question) is then fitted to `memory.compact_threshold_chars` (`prompt_budget`):
+    the references name only the passages the prompt kept.
     """
     chat = services.settings.chat
     budget = chat.context_max_chars
-    passages: list[str] = []
+    blocks: list[tuple[str, Passage]] = []
     for passage in turn.passages:
         text = passage.text
         if not text or len(text) > budget:
             continue
         budget -= len(text)
-        n = len(passages) + 1
         first = passage.hits[0]
         where = f"{first.file_name}, page {first.page}" if first.page else first.file_name
-        passages.append(f"[{n}] ({where})\n{text}")
+        blocks.append((f"[{len(blocks) + 1}] ({where})\n{text}", passage))
+    template = load_prompt(ANSWER_PROMPT, services.settings.extraction.prompt_templates_dir)
+
+    def compose(n: int, memory: str) -> list[ChatMessage]:
+        passages = "\n\n".join(block for block, _ in blocks[:n])
+        rendered = template.render(
+            question=turn.request.query, passages=passages or "(no passage found)"
+        )
+        system = rendered.system or ""
+        if turn.history_summary:
+            system = f"{system}\n\nThe conversation so far, summarised:\n{turn.history_summary}"
+        if memory:
+            system = f"{system}\n\nWhat you remember about this user:\n{memory}"
+        if turn.instructions:
+            system = f"{system}\n\nThe caller's instructions:\n{turn.instructions}"
+        return [
+            ChatMessage(role="system", content=system),
+            *turn.history,
+            ChatMessage(role="user", content=rendered.user or turn.request.query),
+        ]
+
+    fitted = fit_prompt(services, turn, compose, len(blocks))
+    for n, (_, passage) in enumerate(blocks[: fitted.passages], start=1):
         turn.references.extend(
             Reference.from_hit(n, hit, hit.content.strip()[: chat.reference_excerpt_chars])
             for hit in passage.hits
         )
-    template = load_prompt(ANSWER_PROMPT, services.settings.extraction.prompt_templates_dir)
-    rendered = template.render(
-        question=turn.request.query, passages="\n\n".join(passages) or "(no passage found)"
-    )
-    system = rendered.system or ""
-    if turn.history_summary:
-        system = f"{system}\n\nThe conversation so far, summarised:\n{turn.history_summary}"
-    if turn.memory_context:
-        system = f"{system}\n\nWhat you remember about this user:\n{turn.memory_context}"
-    if turn.instructions:
-        system = f"{system}\n\nThe caller's instructions:\n{turn.instructions}"
-    turn.messages = [
-        ChatMessage(role="system", content=system),
-        *turn.history,
-        ChatMessage(role="user", content=rendered.user or turn.request.query),
-    ]
+    turn.messages = fitted.messages

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from graphrag.chat import fast_path, interaction_log
 from graphrag.chat.pipeline import prepare_turn
 from graphrag.chat.producers import AnswerProducer, KnowledgeAnswer
 from graphrag.chat.schemas import (
@@ -123,6 +124,7 @@ def run_turn(
     whose details are only logged). The turn is persisted however the stream ends; one that
     did not complete is stored marked incomplete (see `persist_turn`)."""
     start = perf_counter()
+    producer = fast_path.route(services, turn, producer)
     try:
         prepare_turn(services, turn, order=producer.stages)
         for step in producer.gather(services, turn):
@@ -225,6 +227,8 @@ def persist_turn(services: ChatServices, turn: ChatTurn, steps: list[dict[str, A
                 steps=steps,
             )
         )
+        if turn.completed:
+            interaction_log.log_interaction(session, services, turn)
         if turn.completed and services.memory is not None:
             services.memory.record_exchange(
                 session,

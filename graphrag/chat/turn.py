@@ -33,10 +33,15 @@ class MemoryPort(Protocol):
         ...
 
     def fit_history(
-        self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID, history: list[ChatMessage]
+        self,
+        tenant_id: uuid.UUID,
+        owner: str,
+        session_id: uuid.UUID,
+        history: list[ChatMessage],
+        reserve_chars: int = 0,
     ) -> tuple[str | None, list[ChatMessage]]:
-        """The conversation within the context budget: a summary of what was folded (or None)
-        and the messages kept."""
+        """The conversation within the context budget less `reserve_chars` (what the rest of
+        the prompt takes): a summary of what was folded (or None) and the messages kept."""
         ...
 
     def record_exchange(
@@ -113,6 +118,7 @@ class ChatTurn:
     request: ChatRequest
     scopes: list[KbScope]
     history: list[ChatMessage] = field(default_factory=list)
+    loaded_history: list[ChatMessage] = field(default_factory=list)  # before it was fitted
     instructions: str = ""  # the caller's own system text, after ours
     history_summary: str | None = None
     memory_context: str = ""

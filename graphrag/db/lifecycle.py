@@ -382,6 +382,7 @@ _SETTLE_CHUNK = (
         graph_error=bindparam("p_error", type_=_C.graph_error.type),
         entity_keys=bindparam("p_keys", type_=_C.entity_keys.type),
         graph_drops=bindparam("p_drops", type_=_C.graph_drops.type),
+        graph_trace=bindparam("p_trace", type_=_C.graph_trace.type),
     )
     .returning(_C.id)
     .cte("settled")
@@ -424,6 +425,7 @@ def finish_chunk_subtask(
     cost: ChunkCost | None = None,
     entity_keys: Sequence[str] = (),
     graph_drops: Mapping[str, int] | None = None,
+    trace: Mapping[str, Any] | None = None,
 ) -> ParseStatus | None:
     """Settle one chunk's graph work for good and release the document's counter exactly once;
     the document's status after it, or None when this call settled nothing.
@@ -432,8 +434,9 @@ def finish_chunk_subtask(
     so a task delivered twice decrements once. The decrement is clamped at zero, and the
     settlement that brings the counter to zero promotes the document to `completed`. `cost`,
     what the task spent, is added by the same UPDATE of the document; `entity_keys`, the keys
-    the chunk's graph named, and `graph_drops`, what its cleanup left out, go into the chunk's
-    own UPDATE (a chunk row holds a vector: one row version a settlement, not two).
+    the chunk's graph named, `graph_drops`, what its cleanup left out, and `trace`, what the
+    extraction read, go into the chunk's own UPDATE (a chunk row holds a vector: one row version
+    a settlement, not two).
     """
     params = {
         "p_chunk": chunk_id,
@@ -443,6 +446,7 @@ def finish_chunk_subtask(
         "p_error": error,
         "p_keys": list(entity_keys),
         "p_drops": dict(graph_drops or {}),
+        "p_trace": None if trace is None else dict(trace),
         "p_failed": 1 if outcome is GraphStatus.FAILED else 0,
         **cost_params(cost or ChunkCost()),
     }

@@ -271,6 +271,9 @@ class Chunk(Base):
     entity_keys: Mapped[list[str]] = mapped_column(ARRAY(Text), default=list, server_default="{}")
     # What the cleanup left out of this chunk's extraction, per reason (see Knowledge.graph_drops).
     graph_drops: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
+    # What its graph extraction read (counts, the first names and relations, how the reply
+    # parsed): written by the settlement, readable with the chunk.
+    graph_trace: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = _created()
 
 
@@ -341,8 +344,38 @@ class Message(Base):
     references: Mapped[list[Any]] = mapped_column(default=list)
     steps: Mapped[list[Any]] = mapped_column(default=list)
     completed: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[datetime] = _created()
+    # The statement's own clock, not the transaction's: a turn's question and answer are
+    # inserted in one transaction, and `now()` would give both the same time, leaving their
+    # order in the history to the ids.
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True),
+        default=func.clock_timestamp(),
+        server_default=func.now(),
+        nullable=False,
+    )
     session: Mapped[ChatSession] = relationship(back_populates="messages")
+
+
+class Interaction(Base):
+    """A finished chat turn as a ChatML record (`{"messages": [...]}`: system, user, tool
+    calls and results, assistant), kept for fine-tuning when `chat.interaction_log` is on.
+    It goes with its session."""
+
+    __tablename__ = "interactions"
+    __table_args__ = (
+        Index("ix_interactions_tenant_owner", "tenant_id", "owner"),
+        Index("ix_interactions_kb_ids", "kb_ids", postgresql_using="gin"),
+    )
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    session_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("chat_sessions.id", ondelete="CASCADE"), index=True
+    )
+    owner: Mapped[str] = mapped_column(String(200))
+    kb_ids: Mapped[list[uuid.UUID]] = mapped_column(ARRAY(UUID(as_uuid=True)))
+    record: Mapped[dict[str, Any]] = mapped_column()
+    created_at: Mapped[datetime] = _created()
 
 
 class CoreMemory(Base):

@@ -156,6 +156,11 @@ class ChunkPublic(BaseModel):
     entity_keys: list[str] = Field(
         default_factory=list, description="name keys of the entities its graph extraction read"
     )
+    graph_trace: dict[str, Any] | None = Field(
+        default=None,
+        description="what its graph extraction read: counts, the first names and relations, "
+        "how the answer parsed and why the model stopped (null until it settles)",
+    )
 
 
 class ChunkUpdate(RequestModel):

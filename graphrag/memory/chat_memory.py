@@ -45,11 +45,17 @@ class ChatMemory:
             return render_core_block(read_core(db, who, self.ctx.settings))
 
     def fit_history(
-        self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID, history: list[ChatMessage]
+        self,
+        tenant_id: uuid.UUID,
+        owner: str,
+        session_id: uuid.UUID,
+        history: list[ChatMessage],
+        reserve_chars: int = 0,
     ) -> tuple[str | None, list[ChatMessage]]:
-        """The session compacted to the budget; a summary made here is stored once per session."""
+        """The session compacted to the budget less `reserve_chars`; a summary made here is
+        stored as the session's one."""
         who = MemoryOwner(tenant_id=tenant_id, owner=owner)
-        fitted = compact_session(self.ctx, who, session_id, history).context
+        fitted = compact_session(self.ctx, who, session_id, history, reserve_chars).context
         return fitted.summary, [m for m in fitted.messages if m.role in ("user", "assistant")]
 
     def record_exchange(

@@ -44,9 +44,15 @@ def compact_session(
     owner: MemoryOwner,
     session_id: uuid.UUID,
     messages: Sequence[ChatMessage],
+    reserve_chars: int = 0,
 ) -> CompactionResult:
-    """Fit `messages` to the budget; a summary, if one was made, is stored as the session's one."""
-    fitted = fit_context(messages, ctx.settings)
+    """Fit `messages` to the budget less `reserve_chars` (the rest of the prompt: passages,
+    memory, instructions); a summary, if one was made, is stored as the session's one."""
+    settings = ctx.settings
+    if reserve_chars:
+        room = max(settings.compact_threshold_chars - reserve_chars, 0)
+        settings = settings.model_copy(update={"compact_threshold_chars": room})
+    fitted = fit_context(messages, settings)
     if fitted.summary is None or not ctx.archival:
         # Without the archive (Neo4j off) the summary still leads the prompt, unstored.
         return CompactionResult(context=fitted)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from graphrag.settings.api import ApiSettings
 from graphrag.settings.auth import AuthSettings
 from graphrag.settings.base import NetworkPort, parse_network_port, project_root
-from graphrag.settings.chat import ChatSettings
+from graphrag.settings.chat import ChatSettings, FastPathRule, FastPathSettings
 from graphrag.settings.extraction import ExtractionSettings, PreviewSettings
 from graphrag.settings.faces import FacesSettings
 from graphrag.settings.ingest import IngestSettings
@@ -38,6 +38,8 @@ __all__ = [
     "EmbeddingSettings",
     "ExtractionSettings",
     "FacesSettings",
+    "FastPathRule",
+    "FastPathSettings",
     "GraphRetrievalSettings",
     "GraphSearchSettings",
     "IngestSettings",

@@ -6,7 +6,25 @@ from pydantic import Field
 
 from graphrag.settings.base import Section as _Section
 
-__all__ = ["ChatSettings"]
+__all__ = ["ChatSettings", "FastPathRule", "FastPathSettings"]
+
+
+class FastPathRule(_Section):
+    """Questions answered without the model: plain lowercase phrases, each matched against the
+    whole normalised question (no pattern syntax), and the answer they get."""
+
+    name: str = Field(min_length=1)
+    phrases: list[str] = Field(min_length=1)
+    answer: str = Field(min_length=1)
+
+
+class FastPathSettings(_Section):
+    """Greetings, thanks and empty questions, answered from a table before any retrieval or
+    model call."""
+
+    enabled: bool
+    empty_answer: str = Field(min_length=1, description="a question with no letter nor digit")
+    rules: list[FastPathRule] = Field(default_factory=list)
 
 
 class ChatSettings(_Section):
@@ -28,6 +46,7 @@ class ChatSettings(_Section):
     reference_excerpt_chars: int
     agent_max_steps: int = Field(ge=1)
     agent_max_reflections: int = Field(ge=0)
+    agent_max_answer_retries: int = Field(ge=0)
     agent_max_calls_per_step: int = Field(ge=1)
     agent_graph_max_items: int = Field(ge=1)
     max_concurrent_per_key: int = Field(
@@ -39,3 +58,6 @@ class ChatSettings(_Section):
         description="threads the chat-like requests' blocking work runs on, apart from "
         "the shared pool of the other routes",
     )
+    fast_path: FastPathSettings
+    interaction_log: bool = Field(description="keep each finished turn as a ChatML record")
+    interaction_export_max: int = Field(gt=0, description="records one export returns at most")

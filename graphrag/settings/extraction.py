@@ -24,6 +24,7 @@ class ExtractionSettings(_Section):
     max_example_text_chars: int = Field(ge=0)
     max_custom_instructions_chars: int = Field(ge=0)
     placeholder_names: list[str]
+    trace_sample: int = Field(ge=0)
     prompt_templates_dir: Path
 
 

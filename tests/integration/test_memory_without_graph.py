@@ -63,6 +63,11 @@ def test_core_memory_works_and_archival_routes_say_why_not(graphless: httpx.Clie
     assert graphless.get(f"{BASE}/core", params=who).json()["sections"] == []
 
 
+def test_system_reports_the_graph_engine_not_enabled(graphless: httpx.Client) -> None:
+    body = graphless.get("/api/v1/system").json()
+    assert body["graph_database_engine"] == "Not Enabled"
+
+
 def test_chat_reads_core_memory_and_logs_the_turn(
     graphless: httpx.Client,
     fresh_scripted_llm: ScriptedLlmServer,

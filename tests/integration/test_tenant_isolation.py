@@ -333,6 +333,7 @@ CASES: dict[str, Callable[[World], None]] = {
         "GET", f"{V1}/memory/entities/Ada Moreau"
     ),
     "GET /api/v1/memory/core": _answers_without_b("GET", f"{V1}/memory/core"),
+    "GET /api/v1/interactions": _missing("GET", V1 + "/interactions?kb_id={kb}"),
     "PUT /api/v1/memory/core/{section}": _write_core,
     "DELETE /api/v1/memory/core/{section}": _missing("DELETE", V1 + "/memory/core/profile"),
     "POST /api/v1/memory/sessions/{session_id}/close": _missing(

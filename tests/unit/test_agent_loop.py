@@ -165,7 +165,7 @@ def test_no_reflection_without_passages_or_when_disabled() -> None:
 
 def test_empty_and_truncated_replies_are_asked_again_and_count_as_steps() -> None:
     replies = [_text(""), _text("Elin Br", "length"), _text("Elin Brask.")]
-    loop, llm, _, steps = _run(replies)
+    loop, llm, _, steps = _run(replies, _chat(agent_max_answer_retries=2))
     assert loop.answer == "Elin Brask." and loop.steps_taken == 3
     assert [s.summary for s in steps if s.kind is StepKind.CHECK] == [
         "empty reply, asked again",
@@ -177,8 +177,23 @@ def test_empty_and_truncated_replies_are_asked_again_and_count_as_steps() -> Non
 
 def test_truncated_answer_at_the_step_limit_is_kept_when_the_forced_one_is_empty() -> None:
     replies = [_text("partial", "length")] * 4 + [_text("")]
-    loop, _, _, _ = _run(replies)
+    loop, _, _, _ = _run(replies, _chat(agent_max_answer_retries=4))
     assert loop.forced and loop.answer == "partial"
+
+
+def test_one_retry_of_a_cut_off_reply_then_it_is_the_answer() -> None:
+    replies = [_text("Elin Br", "length"), _text("Elin Bra", "length"), _text("unused")]
+    loop, llm, _, steps = _run(replies)
+    assert len(llm.calls) == 2 and loop.answer_retries == 1 and not loop.forced
+    assert loop.answer == "Elin Bra"
+    assert [s.summary for s in steps] == ["reply cut off, asked again", "cut off, retries spent"]
+
+
+def test_one_retry_of_an_empty_reply_then_a_fixed_text() -> None:
+    loop, llm, _, steps = _run([_text(""), _text(""), _text("unused")])
+    assert len(llm.calls) == 2 and not loop.forced
+    assert loop.answer == load_prompt(AGENT_PROMPT).render_fragment("no_answer").strip()
+    assert _kinds(steps) == [StepKind.CHECK, StepKind.RESPOND]
 
 
 def test_invalid_native_call_becomes_an_observation() -> None:

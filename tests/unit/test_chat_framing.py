@@ -67,7 +67,12 @@ class FakeMemory:
         return "# Core memory\n## profile\nAda."
 
     def fit_history(
-        self, tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID, history: list[ChatMessage]
+        self,
+        tenant_id: uuid.UUID,
+        owner: str,
+        session_id: uuid.UUID,
+        history: list[ChatMessage],
+        reserve_chars: int = 0,
     ) -> tuple[str | None, list[ChatMessage]]:
         return None, history
 

@@ -15,6 +15,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import Integer, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -44,6 +45,7 @@ from graphrag.extraction.graph_cleanup import ParseOptions
 from graphrag.extraction.models import ExtractConfig
 from graphrag.extraction.output_parser import ParseOutcome, parse_graph_output
 from graphrag.extraction.prompt_builder import build_extraction_request
+from graphrag.extraction.trace import chunk_trace
 from graphrag.graph.models import GraphData
 from graphrag.graph.name_vectors import EmbedTexts, KeysInHand, write_name_vectors
 from graphrag.graph.store import GraphStore
@@ -181,7 +183,15 @@ class _Spend:
         return ChunkCost(seconds, 1, reply.prompt_tokens, reply.completion_tokens, reply.seconds)
 
 
-def _extract(ctx: GraphContext, work: _Work, spend: _Spend) -> ParseOutcome:
+@dataclass(frozen=True)
+class _Read:
+    """What one answer gave: the parsed graph with its drops, and its trace for the chunk row."""
+
+    outcome: ParseOutcome
+    trace: dict[str, Any]
+
+
+def _extract(ctx: GraphContext, work: _Work, spend: _Spend) -> _Read:
     request = build_extraction_request(work.config, work.text, ctx.settings.extraction)
     reply = ctx.llm.complete(request.messages, request.response_format)
     # Counted from here on: a later fault does not undo the call.
@@ -194,7 +204,8 @@ def _extract(ctx: GraphContext, work: _Work, spend: _Spend) -> ParseOutcome:
     )
     outcome = parse_graph_output(reply.content, options)
     log.debug("extraction reply %s (finish %s)", outcome.kind, reply.finish_reason)
-    return outcome
+    sample = ctx.settings.extraction.trace_sample
+    return _Read(outcome, chunk_trace(outcome, reply.finish_reason, sample))
 
 
 def _write_name_vectors(ctx: GraphContext, kb_id: uuid.UUID, missing: list[str]) -> None:
@@ -240,7 +251,7 @@ def extract_chunk_graph(
 
 def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bool) -> ChunkOutcome:
     try:
-        extracted = _extract(ctx, work, spend)
+        read = _extract(ctx, work, spend)
         if time.monotonic() - spend.started > ctx.settings.celery.graph_soft_limit_s:
             # The task's own deadline, checked between its steps: Celery's threads pool
             # enforces no time limit, and a step (a slot wait, the call) is bounded only by its
@@ -248,7 +259,7 @@ def _run(ctx: GraphContext, work: _Work, key: _Key, spend: _Spend, final_try: bo
             _settle(ctx, key, GraphStatus.FAILED, time_limit_reason(ctx.settings), spend)
             log.warning("chunk %s failed: over its time limit", key.chunk_id)
             return ChunkOutcome.FAILED
-        if not _write_and_settle(ctx, work, key, extracted, spend):
+        if not _write_and_settle(ctx, work, key, read, spend):
             return ChunkOutcome.STALE
     except RETRYABLE as exc:
         if not final_try:
@@ -274,7 +285,7 @@ def _count_unsettled(ctx: GraphContext, key: _Key, spend: _Spend, *, retry: bool
 
 
 def _write_and_settle(
-    ctx: GraphContext, work: _Work, key: _Key, extracted: ParseOutcome, spend: _Spend
+    ctx: GraphContext, work: _Work, key: _Key, read: _Read, spend: _Spend
 ) -> bool:
     """Write the chunk's graph and settle the chunk in one transaction, only while its attempt
     is live: the key-share locks `hold_live` takes fence the write (a delete or re-parse waits
@@ -287,13 +298,14 @@ def _write_and_settle(
             end_own_task(session, key.task)
             live = False
         else:
-            graph = extracted.data
+            graph = read.outcome.data
             if not graph.is_empty:
                 missing = ctx.graph.write_chunk_graph(
                     work.kb_id, key.knowledge_id, key.chunk_id, graph
                 )
                 _write_name_vectors(ctx, work.kb_id, missing)
-            _settle_in(ctx, session, key, GraphStatus.DONE, None, spend, graph, extracted.drops)
+            drops = read.outcome.drops
+            _settle_in(ctx, session, key, GraphStatus.DONE, None, spend, graph, drops, read.trace)
             live = True
     spend.reply = None
     return live
@@ -325,10 +337,11 @@ def _settle_in(
     spend: _Spend,
     graph: GraphData | None = None,
     drops: DropCounts | None = None,
+    trace: dict[str, Any] | None = None,
 ) -> None:
-    """Settle the chunk (with the entity keys its graph named and what its cleanup dropped),
-    count what its task cost and delete the task's row, in the caller's transaction; the
-    settlement that completes the document counts its graph and its drops."""
+    """Settle the chunk (with the entity keys its graph named, what its cleanup dropped and the
+    trace of its read), count what its task cost and delete the task's row, in the caller's
+    transaction; the settlement that completes the document counts its graph and its drops."""
     cost = spend.cost()
     status = finish_chunk_subtask(
         session,
@@ -340,6 +353,7 @@ def _settle_in(
         cost=cost,
         entity_keys=graph.entity_keys() if graph is not None else (),
         graph_drops=drops.flat() if drops is not None else None,
+        trace=trace,
     )
     if status is None and cost.llm_calls:
         # Settled before (a task delivered twice): only its LLM call still counts.
