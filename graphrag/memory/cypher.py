@@ -2,8 +2,9 @@
 
 Nodes: `(:Memory {id, tenant, owner, text, embedding, importance, created_at, last_access,
 access_count, kind, session_id})` (times in epoch ms) and `(:MemoryEntity {tenant, owner, key,
-name, description})`; edges `(:Memory)-[:MENTIONS]->(:MemoryEntity)`,
-`(:MemoryEntity)-[:RELATES {type, weight}]->(:MemoryEntity)` and
+name, description, sessions, session_descriptions})`;
+edges `(:Memory)-[:MENTIONS]->(:MemoryEntity)`,
+`(:MemoryEntity)-[:RELATES {type, weight, sessions, increments}]->(:MemoryEntity)` and
 `(:MemoryEntity)-[:SAME_AS]->(:GraphEntity)` towards a knowledge base's entity of the same name.
 Everything is scoped by ($tenant, $owner). Similarities returned are Neo4j's cosine scores,
 which are (1 + cosine) / 2; the Python side turns them back into cosines.
@@ -18,6 +19,8 @@ __all__ = [
     "DELETE_SESSION_FACTS",
     "ENTITY_FACTS",
     "ENTITY_IN_TEXT",
+    "FORGET_SESSION_ENTITIES",
+    "FORGET_SESSION_RELATIONS",
     "GET_FACT",
     "LINK_MENTIONS",
     "LINK_SAME_AS",
@@ -153,27 +156,85 @@ DETACH DELETE m
 RETURN count(*) AS deleted
 """
 
-# The longest description read so far is kept.
+# The longest of the description parts in `parts`.
+_LONGEST_PART = (
+    "reduce(best = '', d IN parts | CASE WHEN size(d) > size(best) THEN d ELSE best END)"
+)
+
+# Each session's part is kept apart (parallel lists `sessions` / `session_descriptions`, the
+# session's longest description) so that forgetting a session removes exactly its part; the
+# entity's description is the longest part. An entity written before parts were recorded
+# keeps its description as the part of the unnamed session ''.
 MERGE_ENTITIES = """
 UNWIND $rows AS row
 MERGE (e:MemoryEntity {tenant: $tenant, owner: $owner, key: row.key})
-ON CREATE SET e.name = row.name, e.description = '', e.created_at = $now
-SET e.description = CASE WHEN size(row.description) > size(e.description)
-                         THEN row.description ELSE e.description END,
+ON CREATE SET e.name = row.name, e.description = '', e.created_at = $now,
+              e.sessions = [], e.session_descriptions = []
+WITH e, row, coalesce(e.sessions, ['']) AS sessions,
+     coalesce(e.session_descriptions, [coalesce(e.description, '')]) AS parts
+WITH e, row, sessions, parts,
+     [i IN range(0, size(sessions) - 1) WHERE sessions[i] = $session_id] AS at
+WITH e, CASE WHEN size(at) = 0 THEN sessions + $session_id ELSE sessions END AS sessions,
+     CASE WHEN size(at) = 0 THEN parts + row.description
+          ELSE [i IN range(0, size(parts) - 1) |
+                CASE WHEN i = at[0] AND size(row.description) > size(parts[i])
+                     THEN row.description ELSE parts[i] END] END AS parts
+SET e.sessions = sessions, e.session_descriptions = parts,
+    e.description = $LONGEST,
     e.updated_at = $now
 RETURN count(e) AS entities
-"""
+""".replace("$LONGEST", _LONGEST_PART)
 
-# Each occurrence adds one to the weight.
+# A row's `count` (its occurrences in the session) adds to the weight and to the session's
+# increment (parallel lists
+# `sessions` / `increments`); an edge written before increments were recorded keeps its
+# weight as the increment of the unnamed session ''.
 MERGE_RELATES = """
 UNWIND $rows AS row
 MATCH (a:MemoryEntity {tenant: $tenant, owner: $owner, key: row.source})
 MATCH (b:MemoryEntity {tenant: $tenant, owner: $owner, key: row.target})
 MERGE (a)-[r:RELATES {type: row.type}]->(b)
-ON CREATE SET r.weight = 0
-SET r.weight = r.weight + 1, r.updated_at = $now
+ON CREATE SET r.weight = 0, r.sessions = [], r.increments = []
+WITH r, row, coalesce(r.sessions, ['']) AS sessions,
+     coalesce(r.increments, [coalesce(r.weight, 0)]) AS increments
+WITH r, row, sessions, increments,
+     [i IN range(0, size(sessions) - 1) WHERE sessions[i] = $session_id] AS at
+WITH r, CASE WHEN size(at) = 0 THEN sessions + $session_id ELSE sessions END AS sessions,
+     CASE WHEN size(at) = 0 THEN increments + row.count
+          ELSE [i IN range(0, size(increments) - 1) |
+                CASE WHEN i = at[0] THEN increments[i] + row.count ELSE increments[i] END] END
+     AS increments
+SET r.sessions = sessions, r.increments = increments,
+    r.weight = reduce(total = 0, x IN increments | total + x), r.updated_at = $now
 RETURN count(r) AS relations
 """
+
+# Forgetting a session: its increments leave the RELATES edges (an edge left with no session
+# goes), then its description parts leave the entities; an entity left with no part, no edge
+# and no fact mentioning it goes too.
+FORGET_SESSION_RELATIONS = """
+MATCH (:MemoryEntity {tenant: $tenant})-[r:RELATES]->(:MemoryEntity)
+WHERE $session_id IN r.sessions
+WITH r, [i IN range(0, size(r.sessions) - 1) WHERE r.sessions[i] <> $session_id] AS keep
+WITH r, [i IN keep | r.sessions[i]] AS sessions, [i IN keep | r.increments[i]] AS increments
+SET r.sessions = sessions, r.increments = increments,
+    r.weight = reduce(total = 0, x IN increments | total + x)
+WITH r, size(sessions) = 0 AS empty
+FOREACH (_ IN CASE WHEN empty THEN [1] ELSE [] END | DELETE r)
+RETURN count(*) AS relations
+"""
+
+FORGET_SESSION_ENTITIES = """
+MATCH (e:MemoryEntity {tenant: $tenant})
+WHERE $session_id IN e.sessions
+WITH e, [i IN range(0, size(e.sessions) - 1) WHERE e.sessions[i] <> $session_id] AS keep
+WITH e, [i IN keep | e.sessions[i]] AS sessions, [i IN keep | e.session_descriptions[i]] AS parts
+SET e.sessions = sessions, e.session_descriptions = parts,
+    e.description = $LONGEST
+WITH e, size(sessions) = 0 AND NOT (e)-[:RELATES]-() AND NOT ()-[:MENTIONS]->(e) AS empty
+FOREACH (_ IN CASE WHEN empty THEN [1] ELSE [] END | DETACH DELETE e)
+RETURN count(*) AS entities
+""".replace("$LONGEST", _LONGEST_PART)
 
 LINK_MENTIONS = """
 UNWIND $rows AS row
