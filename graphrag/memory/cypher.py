@@ -17,8 +17,11 @@ __all__ = [
     "CREATE_FACTS",
     "DELETE_FACT",
     "DELETE_SESSION_FACTS",
+    "ENTITIES_BY_TEXT",
+    "ENTITIES_OF_FACTS",
     "ENTITY_FACTS",
     "ENTITY_IN_TEXT",
+    "ENTITY_TEXT_INDEX_NAME",
     "FORGET_SESSION_ENTITIES",
     "FORGET_SESSION_RELATIONS",
     "GET_FACT",
@@ -26,6 +29,7 @@ __all__ = [
     "LINK_SAME_AS",
     "LIST_FACTS",
     "MEMORY_ENTITY_KEY",
+    "MEMORY_ENTITY_TEXT_INDEX",
     "MEMORY_ID_UNIQUE",
     "MEMORY_OWNER_INDEX",
     "MEMORY_VECTOR_INDEX",
@@ -36,6 +40,10 @@ __all__ = [
     "NEIGHBOURHOOD_ENTITY",
     "NEIGHBOURHOOD_FACTS",
     "NEIGHBOURHOOD_RELATIONS",
+    "NEXT_HOP",
+    "SUBGRAPH_ENTITIES",
+    "SUBGRAPH_FACTS",
+    "SUBGRAPH_RELATIONS",
     "TOUCH_FACTS",
     "UPSERT_FACT",
     "VECTOR_INDEX_NAME",
@@ -61,6 +69,14 @@ CREATE INDEX memory_owner IF NOT EXISTS FOR (m:Memory) ON (m.tenant, m.owner)
 MEMORY_ENTITY_KEY = """
 CREATE CONSTRAINT memory_entity_key IF NOT EXISTS
 FOR (e:MemoryEntity) REQUIRE (e.tenant, e.owner, e.key) IS UNIQUE
+"""
+
+ENTITY_TEXT_INDEX_NAME = "memory_entity_text"
+
+# Entity search by words of the name or the description.
+MEMORY_ENTITY_TEXT_INDEX = """
+CREATE FULLTEXT INDEX memory_entity_text IF NOT EXISTS
+FOR (e:MemoryEntity) ON EACH [e.name, e.description]
 """
 
 # Keyed on id: a re-run of the same write creates nothing new.
@@ -290,6 +306,60 @@ LIMIT $limit
 
 NEIGHBOURHOOD_FACTS = """
 MATCH (m:Memory)-[:MENTIONS]->(e:MemoryEntity {tenant: $tenant, owner: $owner, key: $key})
+RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
+          .session_id} AS fact
+ORDER BY m.created_at DESC, m.id
+LIMIT $limit
+"""
+
+# The full-text index is global: read a pool, keep the owner's entities.
+ENTITIES_BY_TEXT = """
+CALL db.index.fulltext.queryNodes($index, $query, {limit: $pool}) YIELD node, score
+WHERE node.tenant = $tenant AND node.owner = $owner
+RETURN node.key AS key, score
+ORDER BY score DESC, key
+LIMIT $limit
+"""
+
+# Entities the facts `$ids` mention (the vector side of an entity search).
+ENTITIES_OF_FACTS = """
+UNWIND $ids AS id
+MATCH (m:Memory {id: id})-[:MENTIONS]->(e:MemoryEntity)
+WHERE m.tenant = $tenant AND m.owner = $owner
+RETURN id, collect(e.key) AS keys
+"""
+
+# One hop of a bounded walk: the entities one RELATES edge (either direction) away from the
+# entities `$keys`, not yet `$seen`, at most `$limit` of them.
+NEXT_HOP = """
+UNWIND $keys AS key
+MATCH (:MemoryEntity {tenant: $tenant, owner: $owner, key: key})-[:RELATES]-(o:MemoryEntity)
+WHERE NOT o.key IN $seen
+RETURN DISTINCT o.key AS key
+ORDER BY key
+LIMIT $limit
+"""
+
+SUBGRAPH_ENTITIES = """
+UNWIND $keys AS key
+MATCH (e:MemoryEntity {tenant: $tenant, owner: $owner, key: key})
+RETURN e.key AS key, e.name AS name, e.description AS description
+"""
+
+# The RELATES edges between the entities `$keys`, heaviest first.
+SUBGRAPH_RELATIONS = """
+MATCH (a:MemoryEntity)-[r:RELATES]->(b:MemoryEntity)
+WHERE a.tenant = $tenant AND a.owner = $owner AND a.key IN $keys
+  AND b.tenant = $tenant AND b.owner = $owner AND b.key IN $keys
+RETURN a.name AS source, b.name AS target, r.type AS type, r.weight AS weight
+ORDER BY weight DESC, source, target, type
+LIMIT $limit
+"""
+
+SUBGRAPH_FACTS = """
+MATCH (m:Memory)-[:MENTIONS]->(e:MemoryEntity)
+WHERE e.tenant = $tenant AND e.owner = $owner AND e.key IN $keys
+WITH DISTINCT m
 RETURN m {.id, .text, .kind, .importance, .created_at, .last_access, .access_count,
           .session_id} AS fact
 ORDER BY m.created_at DESC, m.id
