@@ -5,6 +5,7 @@ them. Read-only: nothing is touched."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -75,8 +76,7 @@ def _text_keys(ctx: MemoryContext, owner: MemoryOwner, query: str) -> list[str]:
     return [str(r["key"]) for r in rows]
 
 
-def _vector_keys(ctx: MemoryContext, owner: MemoryOwner, query: str) -> list[str]:
-    vector = ctx.embedder.embed_query(query)
+def _vector_keys(ctx: MemoryContext, owner: MemoryOwner, vector: Sequence[float]) -> list[str]:
     near = ctx.archive.nearest(owner, vector, ctx.settings.rank_candidates)
     ids = [str(hit.fact.id) for hit in near if hit.similarity >= ctx.settings.min_similarity]
     if not ids:
@@ -91,16 +91,23 @@ def _first_unique(keys: list[str], limit: int) -> list[str]:
 
 
 def search_subgraph(
-    ctx: MemoryContext, owner: MemoryOwner, query: str, hops: int | None = None
+    ctx: MemoryContext,
+    owner: MemoryOwner,
+    query: str,
+    hops: int | None = None,
+    vector: Sequence[float] | None = None,
 ) -> MemorySubgraph:
     """Search the owner's memory graph for `query` and walk `hops` RELATES hops from the hits
-    (at most `subgraph_max_hops`, the default); bounded by the `subgraph_*` settings."""
+    (at most `subgraph_max_hops`, the default); bounded by the `subgraph_*` settings.
+    `vector`: the query's embedding when the caller has it already."""
+    if vector is None:
+        vector = ctx.embedder.embed_query(query)
     settings = ctx.settings
     depth = min(
         hops if hops is not None else settings.subgraph_max_hops, settings.subgraph_max_hops
     )
     matched = _first_unique(
-        _text_keys(ctx, owner, query) + _vector_keys(ctx, owner, query),
+        _text_keys(ctx, owner, query) + _vector_keys(ctx, owner, vector),
         settings.subgraph_entity_k,
     )
     matched = matched[: settings.subgraph_max_nodes]

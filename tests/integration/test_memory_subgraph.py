@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import uuid
+from collections import Counter
 
 import httpx
 import pytest
@@ -18,6 +19,7 @@ from graphrag.memory.archive import MemoryArchive
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.entity_graph import MemoryEntityGraph
 from graphrag.memory.models import FactKind, MemoryOwner, NewFact, SessionEntity, SessionRelation
+from graphrag.memory.recall import RecallPhase, session_start_recall
 from graphrag.memory.subgraph import search_subgraph
 from graphrag.settings import Settings
 from tests.support.auth_helpers import bearer, make_key
@@ -132,3 +134,46 @@ def test_the_route_searches_the_callers_owner_only_and_bounds_its_parameters(
     writer = bearer(make_key(session_factory, settings, tenant, [Capability.WRITE]).key)
     blind = http.get(SEARCH, params={"q": "zeppelin"}, headers=writer)
     assert blind.status_code == 403 and blind.json()["error"]["code"] == "forbidden"
+
+
+def test_session_start_recall_takes_the_configured_k_per_phase(
+    ctx: MemoryContext, owner: MemoryOwner
+) -> None:
+    limits = ctx.settings
+    assert (limits.identity_k, limits.context_k, limits.graph_k) == (5, 7, 3)
+    identity = [
+        f"The user is called Alice Martin, her rule {i} is short answers." for i in range(8)
+    ]
+    orion = [f"The Orion Cluster deployment step {i} finished on node {i}." for i in range(20)]
+    texts = identity + orion
+    vectors = ctx.embedder.embed(texts)
+    rows = [
+        (uuid.uuid4(), NewFact(text=t, kind=FactKind.NOTE, importance=0.5), v)
+        for t, v in zip(texts, vectors, strict=True)
+    ]
+    now = ctx.clock()
+    session_id = uuid.uuid4()
+    ctx.graph_io().write_all(
+        [
+            MemoryArchive.create_statement(owner, rows, now),
+            MemoryEntityGraph.merge_entities(
+                owner, session_id, [SessionEntity(name="Orion Cluster")], now
+            ),
+            MemoryEntityGraph.link_mentions(
+                owner, [(fact_id, ["Orion Cluster"]) for fact_id, fact, _ in rows[8:]]
+            ),
+        ]
+    )
+    recall = session_start_recall(ctx, owner, "How is the Orion Cluster deployment going?")
+    counts = Counter(r.phase for r in recall.facts)
+    assert counts == {RecallPhase.IDENTITY: 5, RecallPhase.CONTEXT: 7, RecallPhase.GRAPH: 3}
+    assert len({r.scored.fact.id for r in recall.facts}) == 15
+
+
+def test_recall_reaches_facts_through_the_memory_search(
+    ctx: MemoryContext, chain: MemoryOwner
+) -> None:
+    # No entity is named in the message: only Atlas's description word leads to Borealis.
+    recall = session_start_recall(ctx, chain, "Which tool handles zeppelin imagery?")
+    assert recall.entities == []
+    assert [(r.phase, r.scored.fact.text) for r in recall.facts] == [(RecallPhase.GRAPH, FACT)]
