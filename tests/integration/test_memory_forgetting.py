@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import httpx
 import pytest
 from neo4j import Driver
 from sqlalchemy.orm import Session, sessionmaker
@@ -101,3 +102,20 @@ def test_a_session_learnt_twice_is_one_part_and_its_weight_adds_up(
     entities, relations = _state(neo4j_driver, owner)
     assert entities["orion cluster"] == "Orion Cluster."
     assert relations == [{"type": "RUN_BY", "weight": 1}]
+
+
+def test_deleting_a_chat_session_over_http_takes_back_its_part(
+    ctx: MemoryContext, owner: MemoryOwner, neo4j_driver: Driver, http: httpx.Client
+) -> None:
+    made = [http.post("/api/v1/sessions", json={"title": f"s{n}"}) for n in range(2)]
+    assert all(r.status_code == 201 for r in made), [r.text for r in made]
+    first, second = (uuid.UUID(r.json()["id"]) for r in made)
+    _learn(ctx, owner, first, "Orion Cluster hosts the billing services in Lyon.", 4)
+    _learn(ctx, owner, second, "Orion Cluster: GPU nodes.", 1)
+
+    assert http.delete(f"/api/v1/sessions/{first}").status_code == 204
+    entities, relations = _state(neo4j_driver, owner)
+    assert entities["orion cluster"] == "Orion Cluster: GPU nodes."
+    assert relations == [{"type": "RUN_BY", "weight": 1}]
+    assert http.delete(f"/api/v1/sessions/{second}").status_code == 204
+    assert _state(neo4j_driver, owner) == ({}, [])
