@@ -39,6 +39,7 @@ from graphrag.memory.schemas import (
     SessionCloseQueued,
     SessionCloseRequest,
 )
+from graphrag.memory.subgraph import MemorySubgraph, search_subgraph
 from graphrag.text_input import InputText
 
 router = APIRouter(prefix="/api/v1/memory", tags=["memory"])
@@ -139,6 +140,25 @@ def entity_neighbourhood(
 ) -> EntityNeighbourhood:
     """An entity of the memory graph: its relations, the facts naming it, its KB twins."""
     return facts_service.entity_neighbourhood(memory, who, name)
+
+
+@router.get("/search")
+def search_memory_graph(
+    q: Annotated[InputText, Query(description="words of an entity's name or description")],
+    _tenant: ReaderTenantDep,
+    memory: MemoryDep,
+    settings: SettingsDep,
+    who: OwnerDep,
+    hops: Annotated[int | None, Query(ge=1, description="RELATES hops walked")] = None,
+) -> MemorySubgraph:
+    """The owner's memory entities matching `q` (name/description words, nearest facts), the
+    entities within `hops` hops of them, their relations and the facts naming them."""
+    limits = settings.memory
+    if not q.strip() or len(q) > limits.max_query_chars:
+        raise InvalidInputError(f"q is 1 to {limits.max_query_chars} characters")
+    if hops is not None and hops > limits.subgraph_max_hops:
+        raise InvalidInputError(f"hops is 1 to {limits.subgraph_max_hops}", hops=hops)
+    return search_subgraph(memory, who, q, hops)
 
 
 @router.get("/core")

@@ -117,10 +117,17 @@ class MemoryArchive:
         return bool(rows and rows[0]["deleted"])
 
     def delete_session_facts(self, tenant_id: uuid.UUID, session_id: uuid.UUID) -> int:
-        """Remove every fact learnt from one chat session (any owner of the tenant)."""
-        rows = self.io.write(
-            cypher.DELETE_SESSION_FACTS, {"tenant": str(tenant_id), "session_id": str(session_id)}
-        )
+        """Remove everything learnt from one chat session (any owner of the tenant), in one
+        transaction: its facts, its increments of relation weights and its parts of entity
+        descriptions; edges and entities left with nothing go. Returns the facts removed."""
+        params = {"tenant": str(tenant_id), "session_id": str(session_id)}
+        rows = self.io.write_all(
+            [
+                (cypher.DELETE_SESSION_FACTS, params),
+                (cypher.FORGET_SESSION_RELATIONS, params),
+                (cypher.FORGET_SESSION_ENTITIES, params),
+            ]
+        )[0]
         return int(rows[0]["deleted"]) if rows else 0
 
     def upsert(

@@ -4,6 +4,7 @@ by occurrences), the MENTIONS edges from facts and SAME_AS links to knowledge-ba
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 
 from graphrag.graph.vector_checks import VectorUse, searchable, skip_unsearchable
@@ -98,25 +99,52 @@ class MemoryEntityGraph:
 
     @staticmethod
     def merge_entities(
-        owner: MemoryOwner, entities: Sequence[SessionEntity], now_ms: int
+        owner: MemoryOwner,
+        session_id: uuid.UUID,
+        entities: Sequence[SessionEntity],
+        now_ms: int,
     ) -> Statement:
-        """Upsert entities by key; the longest description read so far is kept."""
-        rows = [
-            {"key": entity_key(e.name), "name": e.name, "description": e.description}
-            for e in entities
-        ]
-        return cypher.MERGE_ENTITIES, {**owner_params(owner), "rows": rows, "now": now_ms}
+        """Upsert entities by key, recording the session's description part apart; the
+        entity's description is the longest part."""
+        # One row per key (first spelling, longest description), for the same reason as the
+        # relations' counts below.
+        by_key: dict[str, dict[str, str]] = {}
+        for e in entities:
+            row = by_key.setdefault(
+                entity_key(e.name), {"key": entity_key(e.name), "name": e.name, "description": ""}
+            )
+            if len(e.description) > len(row["description"]):
+                row["description"] = e.description
+        rows = list(by_key.values())
+        return cypher.MERGE_ENTITIES, {
+            **owner_params(owner),
+            "session_id": str(session_id),
+            "rows": rows,
+            "now": now_ms,
+        }
 
     @staticmethod
     def merge_relations(
-        owner: MemoryOwner, relations: Sequence[SessionRelation], now_ms: int
+        owner: MemoryOwner,
+        session_id: uuid.UUID,
+        relations: Sequence[SessionRelation],
+        now_ms: int,
     ) -> Statement:
-        """Upsert RELATES edges between existing entities; each occurrence adds one to weight."""
+        """Upsert RELATES edges between existing entities; each occurrence adds one to the
+        weight and to the session's recorded increment."""
+        # One row per edge with its count: rows of one UNWIND may all read an edge before
+        # any of them writes it, so repeated rows would not add up.
+        counts = Counter((entity_key(r.source), entity_key(r.target), r.type) for r in relations)
         rows = [
-            {"source": entity_key(r.source), "target": entity_key(r.target), "type": r.type}
-            for r in relations
+            {"source": source, "target": target, "type": kind, "count": count}
+            for (source, target, kind), count in sorted(counts.items())
         ]
-        return cypher.MERGE_RELATES, {**owner_params(owner), "rows": rows, "now": now_ms}
+        return cypher.MERGE_RELATES, {
+            **owner_params(owner),
+            "session_id": str(session_id),
+            "rows": rows,
+            "now": now_ms,
+        }
 
     @staticmethod
     def link_mentions(

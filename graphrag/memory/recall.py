@@ -3,8 +3,9 @@
 Session start (the user's first message):
 1. identity: facts near `identity_query`, at most `identity_k`;
 2. context: facts near the user's message, at most `context_k`;
-3. graph: facts that mention the known entities named in the message (or their neighbours in
-   the memory graph), at most `graph_k`.
+3. graph: facts that mention the known entities named in the message, or the entities a memory
+   search of the message reaches (name/description words, nearest facts, a bounded walk), or
+   their neighbours in the memory graph, at most `graph_k`.
 Each phase ranks its candidates by the composite score and skips facts an earlier phase took,
 so the merged list has no duplicate. The facts returned are then touched once (last access and
 access count); a plain search touches nothing.
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.models import MemoryOwner, ScoredFact, SimilarFact
 from graphrag.memory.scoring import rank_facts
+from graphrag.memory.subgraph import search_subgraph
 
 __all__ = ["RecallPhase", "RecalledFact", "SessionRecall", "search_facts", "session_start_recall"]
 
@@ -90,7 +92,9 @@ def session_start_recall(ctx: MemoryContext, owner: MemoryOwner, message: str) -
     context = ctx.archive.nearest(owner, message_vector, pool)
     keep(RecallPhase.CONTEXT, _pick(ctx, context, taken, settings.context_k, now, floor=True))
     names = ctx.entities.known_names_in(owner, message)
-    linked = ctx.entities.facts_about(owner, names, message_vector, pool)
+    walked = search_subgraph(ctx, owner, message, vector=message_vector)
+    reached = names + [e.name for e in walked.entities]
+    linked = ctx.entities.facts_about(owner, reached, message_vector, pool)
     keep(RecallPhase.GRAPH, _pick(ctx, linked, taken, settings.graph_k, now, floor=False))
     ctx.archive.touch(owner, [r.scored.fact.id for r in recalled], now)
     return SessionRecall(facts=recalled, entities=names)

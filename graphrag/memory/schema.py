@@ -1,4 +1,5 @@
-"""The memory's Neo4j schema: the cosine vector index, uniqueness and owner lookups."""
+"""The memory's Neo4j schema: the cosine vector index, uniqueness, owner lookups and the
+entities' full-text index (name and description)."""
 
 from __future__ import annotations
 
@@ -16,4 +17,5 @@ def ensure_memory_schema(io: MemoryGraphIO, dimensions: int) -> None:
     io.schema(cypher.MEMORY_ID_UNIQUE, {})
     io.schema(cypher.MEMORY_OWNER_INDEX, {})
     io.schema(cypher.MEMORY_ENTITY_KEY, {})
+    io.schema(cypher.MEMORY_ENTITY_TEXT_INDEX, {})
     io.schema(cypher.MEMORY_VECTOR_INDEX, {"dimensions": dimensions})

@@ -82,6 +82,7 @@ def _mention_links(
 
 def _statements(
     owner: MemoryOwner,
+    session_id: uuid.UUID,
     kept: Sequence[KeptFact],
     entities: Sequence[SessionEntity],
     relations: Sequence[SessionRelation],
@@ -91,8 +92,8 @@ def _statements(
 ) -> list[Statement]:
     statements = [
         MemoryArchive.create_statement(owner, kept, now_ms),
-        MemoryEntityGraph.merge_entities(owner, entities, now_ms),
-        MemoryEntityGraph.merge_relations(owner, relations, now_ms),
+        MemoryEntityGraph.merge_entities(owner, session_id, entities, now_ms),
+        MemoryEntityGraph.merge_relations(owner, session_id, relations, now_ms),
         MemoryEntityGraph.link_mentions(owner, links),
     ]
     if kb_labels:
@@ -140,7 +141,7 @@ def close_session(
     links = _mention_links(kept, [e.name for e in entities] + known)
     now = ctx.clock()
     relations = graph_relations(llm.graph)
-    statements = _statements(owner, kept, entities, relations, links, kb_labels, now)
+    statements = _statements(owner, session_id, kept, entities, relations, links, kb_labels, now)
     results = ctx.graph_io().write_all(statements)
     report = SessionCloseReport(
         **base,

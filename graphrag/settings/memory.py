@@ -74,3 +74,7 @@ class MemorySettings(_Section):
     max_query_chars: int = Field(gt=0)
     neighbourhood_max_relations: int = Field(gt=0)
     neighbourhood_max_facts: int = Field(gt=0)
+    subgraph_entity_k: int = Field(gt=0)
+    subgraph_max_hops: int = Field(gt=0)
+    subgraph_max_nodes: int = Field(gt=0)
+    subgraph_max_facts: int = Field(gt=0)

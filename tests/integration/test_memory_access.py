@@ -83,6 +83,8 @@ def test_memory_off_answers_403_then_503_to_a_valid_key(
         off = "archival_memory_disabled"
         assert _code(client.post(f"{MEMORY}/facts", json=fact, headers=writer), 503) == off
         assert _code(client.get(f"{MEMORY}/facts", headers=reader), 503) == off
+        search = client.get(f"{MEMORY}/search", params={"q": "tea"}, headers=reader)
+        assert _code(search, 503) == off
 
 
 @pytest.fixture()
