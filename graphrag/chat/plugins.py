@@ -18,7 +18,7 @@ from graphrag.db.engine import session_scope
 from graphrag.db.models import Message
 from graphrag.errors import LlmUnavailableError
 from graphrag.llm.messages import ChatMessage
-from graphrag.llm.prompts import load_prompt
+from graphrag.llm.prompts import PromptTemplate, load_prompt
 from graphrag.search.models import RetrievalRequest, SearchHit
 from graphrag.search.passages import join_neighbours
 from graphrag.search.retrieval import GraphSource, retrieve
@@ -167,6 +167,30 @@ def merge_hits(services: ChatServices, turn: ChatTurn) -> None:
     turn.passages = join_neighbours(turn.hits, services.settings.chat.passage_join_max_overlap)
 
 
+def _sub_answers(
+    services: ChatServices, turn: ChatTurn, template: PromptTemplate, passages: str
+) -> list[tuple[str, str]]:
+    """Each sub-question answered on its own from the passages, in order (asked alone, a
+    small model answers a hop it leaves out of the whole question); a failed call leaves the
+    remaining parts unanswered for the final answer to handle."""
+    answered: list[tuple[str, str]] = []
+    reachable = True
+    for sub in turn.sub_questions:
+        answer = ""
+        if reachable:
+            try:
+                messages = template.render(question=sub, passages=passages).messages()
+                max_tokens = services.settings.chat.sub_answer_max_tokens
+                reply = services.llm.complete(messages, max_tokens=max_tokens)
+                turn.usage.add_reply(reply)
+                answer = " ".join(reply.content.split())
+            except LlmUnavailableError as exc:
+                log.warning("sub-question not answered: %s", exc.message)
+                reachable = False
+        answered.append((sub, answer))
+    return answered
+
+
 def build_prompt(services: ChatServices, turn: ChatTurn) -> None:
     """Numbered passages within the character budget, the references, and the messages.
 
@@ -190,13 +214,15 @@ def build_prompt(services: ChatServices, turn: ChatTurn) -> None:
             for hit in passage.hits
         )
     template = load_prompt(ANSWER_PROMPT, services.settings.extraction.prompt_templates_dir)
+    joined = "\n\n".join(passages) or "(no passage found)"
     question = turn.request.query
     if turn.sub_questions:
-        parts = "\n".join(f"{n}. {q}" for n, q in enumerate(turn.sub_questions, 1))
+        parts = "\n".join(
+            f"{n}. {q}\n   {a}" if a else f"{n}. {q}"
+            for n, (q, a) in enumerate(_sub_answers(services, turn, template, joined), 1)
+        )
         question = f"{question}\n\n{template.render_fragment(PARTS_FRAGMENT, parts=parts)}"
-    rendered = template.render(
-        question=question, passages="\n\n".join(passages) or "(no passage found)"
-    )
+    rendered = template.render(question=question, passages=joined)
     system = rendered.system or ""
     if turn.history_summary:
         system = f"{system}\n\nThe conversation so far, summarised:\n{turn.history_summary}"

@@ -93,9 +93,10 @@ def test_parts_are_searched_and_answered_each(
 
     fresh_scripted_llm.clear_requests()
     split = _ask(split_api, session["id"])
-    assert split["answer"] == ANSWER and split["usage"]["llm_calls"] == 2  # split, answer
+    assert split["answer"] == ANSWER and split["usage"]["llm_calls"] == 4  # split, 2 parts, answer
     prompt = json.dumps(fresh_scripted_llm.requests("/v1/chat/completions")[-1].body)
     assert PARTS_MARK in prompt and f"1. {PARTS[0]}" in prompt and f"2. {PARTS[1]}" in prompt
+    assert f"2. {PARTS[1]}\\n   {ANSWER}" in prompt  # each part with its own answer (JSON-escaped)
     assert "TARGET" in _labels(split), split["references"]  # found by the second part alone
     assert len(split["references"]) <= CHAT_TOP_K
 
