@@ -72,6 +72,9 @@ TEST_ENV = {
     # Every test client calls from 127.0.0.1: the session's bad-key tests must not lock out the
     # others. Tests of that limit run an API of their own with a small one.
     "AUTH_FAILED_MAX_PER_WINDOW": "100000",
+    # Chat tests script the exact LLM calls of a turn; those of the question split
+    # (tests/integration/test_chat_decompose.py, the real-model demo test) turn it on.
+    "CHAT_DECOMPOSE": "false",
 }
 
 

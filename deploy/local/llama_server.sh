@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Local llama.cpp server (llama-cpp-python) serving the packaged Gemma 3 270M GGUF over the
-# OpenAI API, for development and tests. Needs the `llama` extra of pyproject.toml.
+# Local llama.cpp server (llama-cpp-python) serving a packaged GGUF model (deploy/local/gguf_path.py:
+# Qwen2.5-Coder 1.5B or 0.5B Instruct, Gemma 3 270M) over the OpenAI API. Needs the `llama` extra
+# of pyproject.toml.
 #
 # Usage: llama_server.sh start|stop|status|restart
 #   start prints the OpenAI base URL (http://HOST:PORT/v1) on stdout once GET /v1/models answers;
@@ -10,9 +11,12 @@
 #   LLAMA_HOME_DIR           pid file, log and assembled model      (default <repo>/data/llama)
 #   LLAMA_HOST               listen address                         (default 127.0.0.1)
 #   LLAMA_PORT               listen port                            (default 8088)
-#   LLAMA_MODEL              a .gguf file       (default: packaged Gemma 3 270M Q4_K_M)
-#   LLAMA_MODEL_ALIAS        model id served by /v1/models          (default gemma3-270m)
-#   LLAMA_CHAT_FORMAT        llama-cpp-python chat template         (default gemma)
+#   LLAMA_LOCAL_MODEL        packaged model: qwen2.5-1.5b, qwen2.5-0.5b or gemma3-270m
+#                            (default qwen2.5-1.5b; the setting llm.local_model)
+#   LLAMA_MODEL              a .gguf file       (default: the packaged LLAMA_LOCAL_MODEL)
+#   LLAMA_MODEL_ALIAS        model id served by /v1/models          (default LLAMA_LOCAL_MODEL)
+#   LLAMA_CHAT_FORMAT        llama-cpp-python chat template  (default: gemma for gemma3-270m,
+#                            else the template stored in the GGUF)
 #   LLAMA_N_CTX              context window in tokens               (default 8192)
 #   LLAMA_THREADS            CPU threads for generation and prompt  (default: nproc)
 #   OMP_WAIT_POLICY          OpenMP idle threads: spin or sleep     (default PASSIVE)
@@ -27,10 +31,17 @@ REPO_DIR="$(cd "$SCRIPT_DIR/../.." && pwd)"
 LLAMA_HOME_DIR="${LLAMA_HOME_DIR:-$REPO_DIR/data/llama}"
 LLAMA_HOST="${LLAMA_HOST:-127.0.0.1}"
 LLAMA_PORT="${LLAMA_PORT:-8088}"
+LLAMA_LOCAL_MODEL="${LLAMA_LOCAL_MODEL:-qwen2.5-1.5b}"
 LLAMA_MODEL="${LLAMA_MODEL:-}"
-LLAMA_MODEL_ALIAS="${LLAMA_MODEL_ALIAS:-gemma3-270m}"
-# Without it llama-cpp-python picks a wrong template for Gemma and the answers are garbage.
-LLAMA_CHAT_FORMAT="${LLAMA_CHAT_FORMAT:-gemma}"
+LLAMA_MODEL_ALIAS="${LLAMA_MODEL_ALIAS:-$LLAMA_LOCAL_MODEL}"
+if [[ "$LLAMA_LOCAL_MODEL" == gemma3-270m ]]; then
+  # The Gemma 270M GGUF is a base model without a chat template: without this, llama-cpp-python
+  # picks a wrong one and the answers are garbage.
+  LLAMA_CHAT_FORMAT="${LLAMA_CHAT_FORMAT:-gemma}"
+else
+  # Empty: llama-cpp-python reads the chat template from the GGUF's metadata (ChatML for Qwen).
+  LLAMA_CHAT_FORMAT="${LLAMA_CHAT_FORMAT:-}"
+fi
 LLAMA_N_CTX="${LLAMA_N_CTX:-8192}"
 LLAMA_THREADS="${LLAMA_THREADS:-$(nproc)}"
 # Spinning OpenMP workers starve each other when other processes share the cores: measured here
@@ -87,7 +98,8 @@ model_path() {
   if [[ -n "$LLAMA_MODEL" ]]; then
     printf '%s\n' "$LLAMA_MODEL"
   else
-    "$LLAMA_PYTHON" "$SCRIPT_DIR/gguf_path.py" --dir "$LLAMA_HOME_DIR/models"
+    "$LLAMA_PYTHON" "$SCRIPT_DIR/gguf_path.py" --dir "$LLAMA_HOME_DIR/models" \
+      --model "$LLAMA_LOCAL_MODEL"
   fi
 }
 
@@ -107,10 +119,12 @@ do_start() {
   fi
   mkdir -p "$LLAMA_HOME_DIR"
   model="$(model_path)"
+  local format_args=()
+  [[ -z "$LLAMA_CHAT_FORMAT" ]] || format_args=(--chat_format "$LLAMA_CHAT_FORMAT")
   log "starting $model on $BASE_URL ($LLAMA_THREADS threads, n_ctx $LLAMA_N_CTX)"
   # setsid: the server outlives the shell (and the test session's process group) that started it.
   setsid "$LLAMA_PYTHON" -m llama_cpp.server \
-    --model "$model" --model_alias "$LLAMA_MODEL_ALIAS" --chat_format "$LLAMA_CHAT_FORMAT" \
+    --model "$model" --model_alias "$LLAMA_MODEL_ALIAS" "${format_args[@]}" \
     --host "$LLAMA_HOST" --port "$LLAMA_PORT" --n_ctx "$LLAMA_N_CTX" \
     --n_threads "$LLAMA_THREADS" --n_threads_batch "$LLAMA_THREADS" --n_gpu_layers 0 \
     >>"$LOG_FILE" 2>&1 </dev/null &

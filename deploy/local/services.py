@@ -109,7 +109,7 @@ def _run_script(script: Path, action: str, env: dict[str, str]) -> None:
 
 def _llama_env(settings: Settings) -> dict[str, str]:
     port = settings.llm.base_url.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[-1]
-    return {**os.environ, "LLAMA_PORT": port}
+    return {**os.environ, "LLAMA_PORT": port, "LLAMA_LOCAL_MODEL": settings.llm.local_model}
 
 
 @app.command()

@@ -28,6 +28,7 @@ class ChatStage(StrEnum):
     LOAD_HISTORY = "load_history"
     MEMORY_RECALL = "memory_recall"
     QUERY_UNDERSTAND = "query_understand"
+    QUERY_DECOMPOSE = "query_decompose"
     CHUNK_SEARCH = "chunk_search"
     MERGE = "merge"
     PROMPT = "prompt"
@@ -47,6 +48,7 @@ PREPARE_ORDER: StageOrder = (
     Stage(ChatStage.LOAD_HISTORY, plugins.load_history),
     Stage(ChatStage.MEMORY_RECALL, plugins.recall_memory),
     Stage(ChatStage.QUERY_UNDERSTAND, plugins.understand_query),
+    Stage(ChatStage.QUERY_DECOMPOSE, plugins.decompose_query),
     Stage(ChatStage.CHUNK_SEARCH, plugins.chunk_search),
     Stage(ChatStage.MERGE, plugins.merge_hits),
     Stage(ChatStage.PROMPT, plugins.build_prompt),

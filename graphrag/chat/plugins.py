@@ -10,6 +10,7 @@ import logging
 
 from sqlalchemy import select
 
+from graphrag.chat.decompose import decompose_question
 from graphrag.chat.prompt_budget import fit_prompt
 from graphrag.chat.query_entities import extract_query_entities
 from graphrag.chat.schemas import Reference
@@ -18,14 +19,15 @@ from graphrag.db.engine import session_scope
 from graphrag.db.models import Message
 from graphrag.errors import LlmUnavailableError
 from graphrag.llm.messages import ChatMessage
-from graphrag.llm.prompts import load_prompt
-from graphrag.search.models import RetrievalRequest
+from graphrag.llm.prompts import PromptTemplate, load_prompt
+from graphrag.search.models import RetrievalRequest, SearchHit
 from graphrag.search.passages import Passage, join_neighbours
 from graphrag.search.retrieval import GraphSource, retrieve
 
 __all__ = [
     "build_prompt",
     "chunk_search",
+    "decompose_query",
     "load_history",
     "merge_hits",
     "recall_memory",
@@ -35,6 +37,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 ANSWER_PROMPT = "answer"
+PARTS_FRAGMENT = "parts"
 
 
 def load_history(services: ChatServices, turn: ChatTurn) -> None:
@@ -105,33 +108,89 @@ def understand_query(services: ChatServices, turn: ChatTurn) -> None:
         log.warning("entity extraction failed, graph search skipped: %s", exc.message)
 
 
+def decompose_query(services: ChatServices, turn: ChatTurn) -> None:
+    """The sub-questions of a multi-part or multi-hop question (`chat.decompose`); none for a
+    simple one, or when the model cannot be reached (the question then goes on whole)."""
+    settings = services.settings
+    if not settings.chat.decompose:
+        return
+    try:
+        turn.sub_questions = decompose_question(
+            services.llm, turn.request.query, settings.chat, settings.extraction, turn.usage
+        )
+    except LlmUnavailableError as exc:
+        log.warning("question split failed, asked whole: %s", exc.message)
+
+
 def chunk_search(services: ChatServices, turn: ChatTurn) -> None:
     """Vector, keyword and (for graph-enabled bases) graph lists, fused by weighted RRF.
 
     The graph list is seeded by the question's words and the entity names found in it; the
-    request's `use_graph` turns it off.
+    request's `use_graph` turns it off. With sub-questions, each is searched too and the lists
+    are interleaved (the whole question's first), so that every part brings its best passages.
     """
     search = services.settings.search
-    request = RetrievalRequest(
-        query=turn.retrieval_query,
-        scopes=turn.scopes,
-        knowledge_ids=turn.request.knowledge_ids,
-        top_k=services.settings.chat.top_k,
-        vector_threshold=search.vector_threshold,
-        keyword_threshold=search.keyword_threshold,
-        use_graph=bool(turn.graph_kb_ids),
-    )
     graph = GraphSource(store=services.graph, entities=turn.entities)
+    lists: list[list[SearchHit]] = []
     with session_scope(services.sessions) as session:
-        result = retrieve(session, services.embedder, search, request, graph)
-    turn.chunk_hits = result.hits
-    turn.graph_truncated = result.graph_truncated
+        for query in (turn.retrieval_query, *turn.sub_questions):
+            request = RetrievalRequest(
+                query=query,
+                scopes=turn.scopes,
+                knowledge_ids=turn.request.knowledge_ids,
+                top_k=services.settings.chat.top_k,
+                vector_threshold=search.vector_threshold,
+                keyword_threshold=search.keyword_threshold,
+                use_graph=bool(turn.graph_kb_ids),
+            )
+            result = retrieve(session, services.embedder, search, request, graph)
+            lists.append(result.hits)
+            turn.graph_truncated = turn.graph_truncated or result.graph_truncated
+    turn.chunk_hits = _interleave(lists, services.settings.chat.top_k)
+
+
+def _interleave(lists: list[list[SearchHit]], top_k: int) -> list[SearchHit]:
+    """Round-robin over the lists, each chunk once, at most `top_k`; ranks renumbered."""
+    seen: set[object] = set()
+    merged: list[SearchHit] = []
+    for depth in range(max((len(hits) for hits in lists), default=0)):
+        for hits in lists:
+            if depth < len(hits) and hits[depth].chunk_id not in seen:
+                seen.add(hits[depth].chunk_id)
+                merged.append(hits[depth])
+    if len(lists) == 1:
+        return merged[:top_k]
+    return [hit.model_copy(update={"rank": n}) for n, hit in enumerate(merged[:top_k], 1)]
 
 
 def merge_hits(services: ChatServices, turn: ChatTurn) -> None:
     """The fused hits, neighbouring chunks of one document joined into one passage each."""
     turn.hits = turn.chunk_hits
     turn.passages = join_neighbours(turn.hits, services.settings.chat.passage_join_max_overlap)
+
+
+def _sub_answers(
+    services: ChatServices, turn: ChatTurn, template: PromptTemplate, passages: str
+) -> list[tuple[str, str]]:
+    """Each sub-question answered on its own from the passages, in order (asked alone, a
+    small model answers a hop it leaves out of the whole question); a failed call leaves the
+    remaining parts unanswered for the final answer to handle."""
+    answered: list[tuple[str, str]] = []
+    reachable = True
+    for sub in turn.sub_questions:
+        answer = ""
+        if reachable:
+            try:
+                messages = template.render(question=sub, passages=passages).messages()
+                max_tokens = services.settings.chat.sub_answer_max_tokens
+                reply = services.llm.complete(messages, max_tokens=max_tokens)
+                turn.usage.add_reply(reply)
+                answer = " ".join(reply.content.split())
+            except LlmUnavailableError as exc:
+                log.warning("sub-question not answered: %s", exc.message)
+                reachable = False
+        answered.append((sub, answer))
+    return answered
 
 
 def build_prompt(services: ChatServices, turn: ChatTurn) -> None:
@@ -154,12 +213,18 @@ def build_prompt(services: ChatServices, turn: ChatTurn) -> None:
         where = f"{first.file_name}, page {first.page}" if first.page else first.file_name
         blocks.append((f"[{len(blocks) + 1}] ({where})\n{text}", passage))
     template = load_prompt(ANSWER_PROMPT, services.settings.extraction.prompt_templates_dir)
+    question = turn.request.query
+    if turn.sub_questions:
+        joined = "\n\n".join(block for block, _ in blocks) or "(no passage found)"
+        parts = "\n".join(
+            f"{n}. {q}\n   {a}" if a else f"{n}. {q}"
+            for n, (q, a) in enumerate(_sub_answers(services, turn, template, joined), 1)
+        )
+        question = f"{question}\n\n{template.render_fragment(PARTS_FRAGMENT, parts=parts)}"
 
     def compose(n: int, memory: str) -> list[ChatMessage]:
         passages = "\n\n".join(block for block, _ in blocks[:n])
-        rendered = template.render(
-            question=turn.request.query, passages=passages or "(no passage found)"
-        )
+        rendered = template.render(question=question, passages=passages or "(no passage found)")
         system = rendered.system or ""
         if turn.history_summary:
             system = f"{system}\n\nThe conversation so far, summarised:\n{turn.history_summary}"

@@ -123,6 +123,7 @@ class ChatTurn:
     history_summary: str | None = None
     memory_context: str = ""
     retrieval_query: str = ""
+    sub_questions: list[str] = field(default_factory=list)  # empty: the question is one part
     entities: list[str] = field(default_factory=list)
     chunk_hits: list[SearchHit] = field(default_factory=list)
     hits: list[SearchHit] = field(default_factory=list)

@@ -43,6 +43,10 @@ class ChatSettings(_Section):
     context_max_chars: int
     answer_max_tokens: int
     entity_max_tokens: int = Field(gt=0)
+    decompose: bool = Field(description="split a multi-part question into sub-questions")
+    decompose_max_questions: int = Field(ge=2)
+    decompose_max_tokens: int = Field(gt=0)
+    sub_answer_max_tokens: int = Field(gt=0)
     reference_excerpt_chars: int
     agent_max_steps: int = Field(ge=1)
     agent_max_reflections: int = Field(ge=0)

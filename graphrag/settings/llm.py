@@ -9,7 +9,7 @@ from pydantic import Field, SecretStr, model_validator
 
 from graphrag.settings.base import Section as _Section
 
-__all__ = ["SCHEMA_EMBEDDING_DIM", "EmbeddingSettings", "LlmSettings"]
+__all__ = ["LOCAL_MODELS", "SCHEMA_EMBEDDING_DIM", "EmbeddingSettings", "LlmSettings", "LocalModel"]
 
 # The width of the stored chunk vectors (pgvector's `chunks.embedding`), fixed by the migrations:
 # another width needs a migration and a re-embed, not a settings edit. `embedding.dim` must equal
@@ -17,9 +17,17 @@ __all__ = ["SCHEMA_EMBEDDING_DIM", "EmbeddingSettings", "LlmSettings"]
 SCHEMA_EMBEDDING_DIM = 384
 
 
+# The packaged GGUF models the local llama.cpp server can run (deploy/local/gguf_path.py).
+LocalModel = Literal["qwen2.5-1.5b", "qwen2.5-0.5b", "gemma3-270m"]
+LOCAL_MODELS: tuple[LocalModel, ...] = ("qwen2.5-1.5b", "qwen2.5-0.5b", "gemma3-270m")
+
+
 class LlmSettings(_Section):
     base_url: str
     model: str
+    local_model: LocalModel = Field(
+        description="the packaged model deploy/local/llama_server.sh serves (services --llama)"
+    )
     api_key: SecretStr
     timeout_s: float
     temperature: float

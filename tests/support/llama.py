@@ -1,4 +1,7 @@
-"""A real llama.cpp server (llama-cpp-python + Gemma 3 270M) for the tests that need one.
+"""A real llama.cpp server (llama-cpp-python + a packaged model) for the tests that need one.
+
+The fast tests run the Gemma 3 270M (`LLAMA_MODEL_NAME`); the demo's test runs the default
+Qwen2.5-Coder 1.5B (`DEMO_MODEL_NAME`).
 
 Started through deploy/local/llama_server.sh on a free port with its own home folder, so a
 development server on the default port is left alone.
@@ -15,13 +18,14 @@ from pathlib import Path
 from tests.support.http_server import free_port
 from tests.support.services import ROOT
 
-__all__ = ["LLAMA_MODEL_NAME", "llama_server"]
+__all__ = ["DEMO_MODEL_NAME", "LLAMA_MODEL_NAME", "llama_server"]
 
 SCRIPT = ROOT / "deploy" / "local" / "llama_server.sh"
 GGUF_HELPER = ROOT / "deploy" / "local" / "gguf_path.py"
 MODELS_DIR = ROOT / "data" / "llama" / "models"  # the assembled GGUF is reused across runs
 SCRIPT_TIMEOUT_S = 300
 LLAMA_MODEL_NAME = "gemma3-270m"
+DEMO_MODEL_NAME = "qwen2.5-1.5b"
 
 
 def _run(action: str, env: dict[str, str]) -> str:
@@ -38,10 +42,11 @@ def _run(action: str, env: dict[str, str]) -> str:
 
 
 @contextmanager
-def llama_server(home: Path) -> Iterator[str]:
-    """Start the server, yield its OpenAI base URL, stop it."""
+def llama_server(home: Path, name: str = LLAMA_MODEL_NAME) -> Iterator[str]:
+    """Start the server on packaged model `name`, yield its OpenAI base URL, stop it."""
+    python = str(ROOT / ".venv" / "bin" / "python")
     model = subprocess.run(
-        [str(ROOT / ".venv" / "bin" / "python"), str(GGUF_HELPER), "--dir", str(MODELS_DIR)],
+        [python, str(GGUF_HELPER), "--dir", str(MODELS_DIR), "--model", name],
         capture_output=True,
         text=True,
         timeout=SCRIPT_TIMEOUT_S,
@@ -52,6 +57,7 @@ def llama_server(home: Path) -> Iterator[str]:
         "LLAMA_HOME_DIR": str(home),
         "LLAMA_PORT": str(free_port()),
         "LLAMA_MODEL": model,
+        "LLAMA_LOCAL_MODEL": name,
     }
     base_url = _run("start", env)
     try:
