@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from graphrag.chat.interaction_log import export_lines
 from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.errors import NotFoundError
 from graphrag.settings import get_settings
@@ -31,6 +30,10 @@ def export(
     out: Path | None = typer.Option(None, help="write to this file (default: stdout)"),
 ) -> None:
     """Write the logged turns of a base and/or an owner as JSON Lines, oldest first."""
+    # Imported here: the chat package pulls in prometheus-client, which `graphrag worker` must
+    # first point at its multiprocess directory (workers/metrics.py).
+    from graphrag.chat.interaction_log import export_lines
+
     if kb is None and owner is None:
         raise typer.BadParameter("give --kb or --owner (or both)")
     settings = get_settings()
