@@ -71,6 +71,9 @@ class TimedEmbedder:
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text])[0]
 
+    def close(self) -> None:
+        """Nothing to release."""
+
 
 @dataclass(frozen=True)
 class TurnSample:

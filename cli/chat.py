@@ -5,10 +5,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from cli.services import command_services
 from graphrag.chat.schemas import ChatRequest, DeltaEvent, ErrorEvent, SessionCreate
 from graphrag.chat.service import run_chat, start_turn
 from graphrag.chat.sessions import create_session
-from graphrag.chat.standalone import open_chat_services
 from graphrag.db.engine import session_scope
 from graphrag.errors import NotFoundError
 from graphrag.ingest.batch import find_kb_by_name
@@ -33,7 +33,8 @@ def _graph_cell(graph: GraphContribution | None) -> str:
 
 def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bool:
     """Print the answer as it streams, then its references; False if it did not complete."""
-    with open_chat_services(settings) as services:
+    with command_services(settings) as opened:
+        services = opened.chat()
         with session_scope(services.sessions) as session:
             tenant = ensure_tenant(session, settings.api.default_tenant)
             kb_id = find_kb_by_name(session, tenant, kb_name)

@@ -40,7 +40,11 @@ class _ExtractTask(Task):
         knowledge_id, attempt, chunk_id = args
         reason = f"internal error ({type(exc).__name__})"
         fail_chunk(
-            process_scope().graph, uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id), reason
+            process_scope().graph_context(),
+            uuid.UUID(knowledge_id),
+            attempt,
+            uuid.UUID(chunk_id),
+            reason,
         )
 
 
@@ -63,7 +67,7 @@ class _ExtractTask(Task):
 def extract_chunk(self: Task, knowledge_id: str, attempt: int, chunk_id: str) -> str:
     """Extract one chunk's entities and relations; the last try settles the chunk as failed."""
     final = self.request.retries >= self.max_retries
-    args = (process_scope().graph, uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id))
+    args = (process_scope().graph_context(), uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id))
     try:
         with suppress(MemoryError):
             return extract_chunk_graph(*args, final_try=final).value

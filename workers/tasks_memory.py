@@ -34,7 +34,7 @@ _memory = _settings.memory
 def close_session(tenant_id: str, owner: str, session_id: str) -> dict[str, Any]:
     """Turn what the session logged since its last close into facts; report what was done."""
     who = MemoryOwner(tenant_id=uuid.UUID(tenant_id), owner=owner)
-    report = close_memory_session(process_scope().memory, who, uuid.UUID(session_id))
+    report = close_memory_session(process_scope().memory(), who, uuid.UUID(session_id))
     return report.model_dump(mode="json")
 
 
