@@ -59,10 +59,8 @@ def _open_state(settings: Settings) -> AppState:
 
 
 def _scrape_registry(settings: Settings, client: redis.Redis[bytes]) -> CollectorRegistry:
-    c = settings.celery
     registry = CollectorRegistry()
-    queues = [c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue]
-    registry.register(QueueDepthCollector(client, queues))
+    registry.register(QueueDepthCollector(client, settings.celery.queues))
     return registry
 
 

@@ -97,7 +97,7 @@ def worker(
     from workers.pool import PoolChoice, choose_pool, warm_up_on_start
 
     c = settings.celery
-    names = queues or ",".join([c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue])
+    names = queues or ",".join(c.queues)
     if pool not in ("auto", "threads", "prefork"):
         raise typer.BadParameter("pool must be auto, threads or prefork", param_hint="--pool")
     chosen, size = choose_pool(settings, names.split(","), cast("PoolChoice", pool), concurrency)
