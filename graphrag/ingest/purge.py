@@ -18,6 +18,7 @@ from graphrag.db.batched_delete import delete_in_batches
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeBaseStatus, ParseStatus
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
+from graphrag.db.outbox import TaskLease
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.graph.purges import remove_document_graph, remove_kb_graph
 
@@ -29,13 +30,16 @@ _CHUNKS = core_table(Chunk)
 _DOCUMENTS = core_table(Knowledge)
 
 
-def purge_document(ctx: IngestContext, knowledge_id: uuid.UUID) -> bool:
-    """Remove a `deleting` document's graph, chunks, file and row. False if nothing to purge."""
+def purge_document(ctx: IngestContext, knowledge_id: uuid.UUID, lease: TaskLease) -> bool:
+    """Remove a `deleting` document's graph, chunks, file and row. False if nothing to purge.
+    `lease` (the task's row) is renewed by the first read and settled with the row's delete."""
     with session_scope(ctx.sessions) as session:
         doc = session.get(Knowledge, knowledge_id)
         if doc is None or doc.parse_status != ParseStatus.DELETING:
+            lease.settle(session)
             return False
         kb_id = doc.kb_id
+        lease.renew(session)
     removed = remove_document_graph(ctx, kb_id, knowledge_id)
     ctx.storage.delete_document(kb_id, knowledge_id)
     batch = ctx.settings.ingest.purge_batch_rows
@@ -46,16 +50,20 @@ def purge_document(ctx: IngestContext, knowledge_id: uuid.UUID) -> bool:
                 Knowledge.id == knowledge_id, Knowledge.parse_status == ParseStatus.DELETING
             )
         )
+        lease.settle(session)
     log.info("document %s purged (%d chunks, %d graph nodes)", knowledge_id, chunks, removed)
     return True
 
 
-def purge_knowledge_base(ctx: IngestContext, kb_id: uuid.UUID) -> bool:
-    """Remove a `deleting` base with its whole graph, every document, chunk and file."""
+def purge_knowledge_base(ctx: IngestContext, kb_id: uuid.UUID, lease: TaskLease) -> bool:
+    """Remove a `deleting` base with its whole graph, every document, chunk and file; `lease`
+    as for `purge_document`."""
     with session_scope(ctx.sessions) as session:
         kb = session.get(KnowledgeBase, kb_id)
         if kb is None or kb.status != KnowledgeBaseStatus.DELETING:
+            lease.settle(session)
             return False
+        lease.renew(session)
     removed = remove_kb_graph(ctx, kb_id)
     ctx.storage.delete_kb(kb_id)
     batch = ctx.settings.ingest.purge_batch_rows
@@ -67,6 +75,7 @@ def purge_knowledge_base(ctx: IngestContext, kb_id: uuid.UUID) -> bool:
                 KnowledgeBase.id == kb_id, KnowledgeBase.status == KnowledgeBaseStatus.DELETING
             )
         )
+        lease.settle(session)
     log.info(
         "knowledge base %s purged (%d documents, %d chunks, %d graph nodes)",
         kb_id,
