@@ -26,7 +26,7 @@ from graphrag.chat.schemas import (
     DoneEvent,
     ErrorEvent,
 )
-from graphrag.chat.sessions import get_session_row
+from graphrag.chat.sessions import SessionAccess
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import MessageRole
@@ -76,12 +76,15 @@ def _scopes(
 
 
 def start_turn(
-    services: ChatServices, tenant_id: uuid.UUID, session_id: uuid.UUID, request: ChatRequest
+    services: ChatServices, access: SessionAccess, session_id: uuid.UUID, request: ChatRequest
 ) -> ChatTurn:
-    """Check the session and the scope (tenant's own bases), before anything streams."""
+    """Check the session, the caller's right to its owner's memory (a turn reads and feeds it:
+    403 `owner_forbidden` otherwise) and the scope (tenant's own bases), before anything
+    streams."""
     _check_question(services, request)
+    tenant_id = access.tenant_id
     with session_scope(services.sessions) as session:
-        row = get_session_row(session, tenant_id, session_id)
+        row = access.row(session, session_id)
         kb_ids = request.kb_ids or [uuid.UUID(str(k)) for k in row.kb_ids]
         scopes = _scopes(session, services, tenant_id, kb_ids)
         owner = row.owner
