@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from sqlalchemy import delete
+from sqlalchemy import Delete, delete
 
 from graphrag.db.batched_delete import delete_in_batches
 from graphrag.db.engine import session_scope
@@ -44,13 +44,8 @@ def purge_document(ctx: IngestContext, knowledge_id: uuid.UUID, lease: TaskLease
     ctx.storage.delete_document(kb_id, knowledge_id)
     batch = ctx.settings.ingest.purge_batch_rows
     chunks = delete_in_batches(ctx.sessions, _CHUNKS, _CHUNKS.c.knowledge_id == knowledge_id, batch)
-    with session_scope(ctx.sessions) as session:
-        session.execute(
-            delete(Knowledge).where(
-                Knowledge.id == knowledge_id, Knowledge.parse_status == ParseStatus.DELETING
-            )
-        )
-        lease.settle(session)
+    gone = (Knowledge.id == knowledge_id, Knowledge.parse_status == ParseStatus.DELETING)
+    _delete_last(ctx, delete(Knowledge).where(*gone), lease)
     log.info("document %s purged (%d chunks, %d graph nodes)", knowledge_id, chunks, removed)
     return True
 
@@ -69,13 +64,8 @@ def purge_knowledge_base(ctx: IngestContext, kb_id: uuid.UUID, lease: TaskLease)
     batch = ctx.settings.ingest.purge_batch_rows
     chunks = delete_in_batches(ctx.sessions, _CHUNKS, _CHUNKS.c.kb_id == kb_id, batch)
     documents = delete_in_batches(ctx.sessions, _DOCUMENTS, _DOCUMENTS.c.kb_id == kb_id, batch)
-    with session_scope(ctx.sessions) as session:
-        session.execute(
-            delete(KnowledgeBase).where(
-                KnowledgeBase.id == kb_id, KnowledgeBase.status == KnowledgeBaseStatus.DELETING
-            )
-        )
-        lease.settle(session)
+    gone = (KnowledgeBase.id == kb_id, KnowledgeBase.status == KnowledgeBaseStatus.DELETING)
+    _delete_last(ctx, delete(KnowledgeBase).where(*gone), lease)
     log.info(
         "knowledge base %s purged (%d documents, %d chunks, %d graph nodes)",
         kb_id,
@@ -84,3 +74,10 @@ def purge_knowledge_base(ctx: IngestContext, kb_id: uuid.UUID, lease: TaskLease)
         removed,
     )
     return True
+
+
+def _delete_last(ctx: IngestContext, row_delete: Delete, lease: TaskLease) -> None:
+    """The purged row goes with its task's outbox row, in one transaction."""
+    with session_scope(ctx.sessions) as session:
+        session.execute(row_delete)
+        lease.settle(session)
