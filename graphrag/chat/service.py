@@ -35,6 +35,7 @@ from graphrag.errors import GraphragError, InvalidInputError, UnexpectedError
 from graphrag.llm.messages import ChatMessage
 from graphrag.search.kb_search import load_kb_scopes
 from graphrag.search.models import KbScope
+from graphrag.timing import elapsed_ms
 
 __all__ = [
     "UNEXPECTED_TURN_ERROR",
@@ -48,7 +49,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-_MS_PER_S = 1000.0
 # The message of an `error` event for an exception that is not ours: it names no internals.
 UNEXPECTED_TURN_ERROR = "the turn failed on an unexpected error (logged on the server)"
 
@@ -136,7 +136,7 @@ def run_turn(
             turn.answer += delta
             yield ChatEvent(DeltaEvent(content=delta))
         turn.completed = True
-        turn.timings_ms["total"] = round((perf_counter() - start) * _MS_PER_S, 3)
+        turn.timings_ms["total"] = round(elapsed_ms(start), 3)
         done = DoneEvent(
             answer_chars=len(turn.answer),
             timings_ms=turn.timings_ms,
