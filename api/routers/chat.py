@@ -23,8 +23,8 @@ from api.deps import (
 )
 from api.state import AppState
 from graphrag.chat import sessions
-from graphrag.chat.agent_chat import AgentAnswer, agent_chat_answer
-from graphrag.chat.producers import AnswerProducer, KnowledgeAnswer
+from graphrag.chat.agent_chat import AgentProducer, agent_chat_answer
+from graphrag.chat.producers import AnswerProducer, KnowledgeProducer
 from graphrag.chat.schemas import (
     AgentChatAnswer,
     AgentDoneEvent,
@@ -232,7 +232,7 @@ async def knowledge_chat(started: StartedTurnDep) -> StreamingResponse | ChatAns
     passages, with match type vector, keyword, hybrid or graph), `delta` (answer text), then
     `done` (timings and token usage) or `error`. Without it, one JSON object.
     """
-    return await _answer(started, KnowledgeAnswer(), chat_answer)
+    return await _answer(started, KnowledgeProducer(), chat_answer)
 
 
 @router.post(
@@ -252,4 +252,4 @@ async def agent_chat(started: StartedTurnDep) -> StreamingResponse | ChatAnswer:
     answer), then `done` (with token usage) or `error`. Without it, one JSON object holding
     the same.
     """
-    return await _answer(started, AgentAnswer(), agent_chat_answer)
+    return await _answer(started, AgentProducer(), agent_chat_answer)

@@ -2,7 +2,7 @@
 
 This module alone frames a turn's events (steps, references, answer deltas, done, error; the
 API streams them as SSE) and stores the turn; how the answer is produced is the producer's
-(`producers.KnowledgeAnswer`, `agent_chat.AgentAnswer`). A stream that stops early (the client
+(`producers.KnowledgeProducer`, `agent_chat.AgentProducer`). A stream that stops early (the client
 went away) still persists the partial answer, marked incomplete.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from graphrag.chat.pipeline import prepare_turn
-from graphrag.chat.producers import AnswerProducer, KnowledgeAnswer
+from graphrag.chat.producers import AnswerProducer, KnowledgeProducer
 from graphrag.chat.schemas import (
     ChatAnswer,
     ChatEvent,
@@ -171,7 +171,7 @@ def _persist_quietly(services: ChatServices, turn: ChatTurn, producer: AnswerPro
 
 def run_chat(services: ChatServices, turn: ChatTurn) -> Iterator[ChatEvent]:
     """A knowledge-chat turn (`run_turn` with the knowledge producer)."""
-    return run_turn(services, turn, KnowledgeAnswer())
+    return run_turn(services, turn, KnowledgeProducer())
 
 
 def complete_turn(
@@ -179,7 +179,7 @@ def complete_turn(
 ) -> None:
     """Run the turn to its end without streaming (knowledge chat by default): the turn then
     holds the answer, or the error in `turn.error`."""
-    for _ in run_turn(services, turn, producer or KnowledgeAnswer()):
+    for _ in run_turn(services, turn, producer or KnowledgeProducer()):
         pass
 
 
