@@ -34,17 +34,9 @@ from api.routers import (
 )
 from api.state import AppState
 from graphrag.auth.rate_limit import FailedAuthLimiter, RateLimiter
-from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
-from graphrag.graph.factory import build_graph_store
-from graphrag.graph.neo4j_client import connect_driver
-from graphrag.ingest.storage import FileStorage
 from graphrag.ingest.url.gate import UrlImportGate
-from graphrag.llm.client import LlmClient
-from graphrag.llm.concurrency import interactive_limiter
-from graphrag.memory.context import open_memory_context
-from graphrag.metrics import QueueDepthCollector, llm_metrics
-from graphrag.outbox.relay_loop import RelayLoop
-from graphrag.search.embeddings import OpenAiCompatibleEmbedder, build_embedder
+from graphrag.metrics import QueueDepthCollector
+from graphrag.services import Role, open_services
 from graphrag.settings import Settings, get_settings
 from workers.queue import sender_queue
 
@@ -54,57 +46,28 @@ log = logging.getLogger(__name__)
 
 
 def _open_state(settings: Settings) -> AppState:
-    engine = make_engine(settings)
-    wait_for_db(engine, settings)
-    driver = connect_driver(settings.neo4j) if settings.neo4j.enable else None
-    if driver is None:
+    services = open_services(settings, Role.API, sender_queue(settings))
+    if services.neo4j is None:
         log.info("knowledge graph not enabled (NEO4J_ENABLE is not 'true')")
-    sessions = make_session_factory(engine)
-    relay = RelayLoop(sessions, sender_queue(settings), settings.outbox)
-    relay.start()
-    client = redis.Redis.from_url(settings.redis.url)
-    embedder = build_embedder(settings.embedding)
     return AppState(
-        settings=settings,
-        engine=engine,
-        sessions=sessions,
-        redis=client,
-        neo4j=driver,
-        graph=build_graph_store(settings, driver),
-        storage=FileStorage(settings.resolve(settings.storage_dir)),
-        relay=relay,
-        embedder=embedder,
-        llm=LlmClient(
-            settings.llm,
-            interactive_limiter(client, settings.llm),
-            llm_metrics(settings.metrics.llm_latency_buckets_s),
-        ),
-        rate_limiter=RateLimiter(client, settings.api),
-        failed_auth=FailedAuthLimiter(client, settings.auth),
-        metrics=_scrape_registry(settings, client),
-        memory=open_memory_context(settings, sessions, driver, embedder),
+        services=services,
+        rate_limiter=RateLimiter(services.redis, settings.api),
+        failed_auth=FailedAuthLimiter(services.redis, settings.auth),
+        metrics=_scrape_registry(settings, services.redis),
         url_imports=UrlImportGate(settings.ingest),
         chat_gate=ChatGate(settings.chat),
     )
 
 
 def _scrape_registry(settings: Settings, client: redis.Redis[bytes]) -> CollectorRegistry:
-    c = settings.celery
     registry = CollectorRegistry()
-    queues = [c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue]
-    registry.register(QueueDepthCollector(client, queues))
+    registry.register(QueueDepthCollector(client, settings.celery.queues))
     return registry
 
 
 def _close_state(state: AppState) -> None:
     state.url_imports.close()
-    state.relay.stop(state.settings.outbox.relay_interval_s)
-    if state.neo4j is not None:
-        state.neo4j.close()
-    if isinstance(state.embedder, OpenAiCompatibleEmbedder):
-        state.embedder.close()
-    state.redis.close()
-    state.engine.dispose()
+    state.services.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

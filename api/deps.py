@@ -64,7 +64,7 @@ def get_relay(state: AppStateDep) -> RelayLoop:
 
 
 def get_embedder(state: AppStateDep) -> Embedder:
-    return state.embedder
+    return state.services.embedder
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import redis
-from neo4j import Driver
 from prometheus_client import CollectorRegistry
-from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from api.chat_gate import ChatGate
@@ -20,7 +18,7 @@ from graphrag.ingest.url.gate import UrlImportGate
 from graphrag.llm.client import LlmClient
 from graphrag.memory.context import MemoryContext
 from graphrag.outbox.relay_loop import RelayLoop
-from graphrag.search.embeddings import Embedder
+from graphrag.services import Services
 from graphrag.settings import Settings
 
 __all__ = ["AppState"]
@@ -28,39 +26,55 @@ __all__ = ["AppState"]
 
 @dataclass
 class AppState:
-    settings: Settings
-    engine: Engine
-    sessions: sessionmaker[Session]
-    redis: redis.Redis[bytes]
-    neo4j: Driver | None
-    graph: GraphStore
-    storage: FileStorage
-    relay: RelayLoop  # kicked after a commit that wrote outbox rows
-    embedder: Embedder
-    llm: LlmClient  # interactive calls (chat, previews): the interactive slots
+    """The process's services (opened by `graphrag.services.open_services`) and what only the
+    API adds over them."""
+
+    services: Services
     rate_limiter: RateLimiter  # requests per API key, checked after authentication
     failed_auth: FailedAuthLimiter  # bad keys per client address, checked before authentication
     metrics: CollectorRegistry  # series read at scrape time (queue depths), beside the default
-    memory: MemoryContext  # built once by `open_memory_context`
     url_imports: UrlImportGate  # URL fetches at once and their threads, in this process
     chat_gate: ChatGate  # chat-like requests at once per key, and the threads they run on
+
+    @property
+    def settings(self) -> Settings:
+        return self.services.settings
+
+    @property
+    def sessions(self) -> sessionmaker[Session]:
+        return self.services.sessions
+
+    @property
+    def redis(self) -> redis.Redis[bytes]:
+        return self.services.redis
+
+    @property
+    def graph(self) -> GraphStore:
+        return self.services.graph
+
+    @property
+    def storage(self) -> FileStorage:
+        return self.services.storage
+
+    @property
+    def relay(self) -> RelayLoop:
+        """Kicked after a commit that wrote outbox rows."""
+        return self.services.relay
+
+    @property
+    def llm(self) -> LlmClient:
+        """Interactive calls (chat, previews): the interactive slots."""
+        return self.services.llm
 
     def memory_context(self) -> MemoryContext:
         """The agent memory over this process's services. Without Neo4j it has no archive
         (`archival` is False): core and recall memory, in PostgreSQL, still work."""
-        return self.memory
+        return self.services.memory()
 
     def chat_services(self, memory: MemoryPort | None = None) -> ChatServices:
         """The chat over this process's services; `memory` for a chat that keeps a conversation."""
-        return ChatServices(
-            settings=self.settings,
-            sessions=self.sessions,
-            embedder=self.embedder,
-            llm=self.llm,
-            graph=self.graph,
-            memory=memory,
-        )
+        return self.services.chat(memory)
 
     def face_services(self) -> FaceServices:
         """What the OpenAI-compatible and MCP faces use (they keep no conversation)."""
-        return FaceServices(chat=self.chat_services(), storage=self.storage, relay=self.relay)
+        return self.services.faces()

@@ -16,9 +16,11 @@ from time import perf_counter
 from typing import Any
 
 from bench.chat_corpus import Question
+from graphrag.auth.models import Capability, Principal
 from graphrag.chat.pipeline import prepare_turn
 from graphrag.chat.schemas import ChatRequest
 from graphrag.chat.service import start_turn
+from graphrag.chat.sessions import SessionAccess
 from graphrag.chat.turn import ChatServices
 from graphrag.llm.client import LlmClient, LlmReply
 from graphrag.llm.messages import ChatMessage
@@ -71,6 +73,9 @@ class TimedEmbedder:
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text])[0]
 
+    def close(self) -> None:
+        """Nothing to release."""
+
 
 @dataclass(frozen=True)
 class TurnSample:
@@ -99,7 +104,10 @@ def run_turn(
     embedder.spent_ms = 0.0
     request = ChatRequest(query=question.text, use_graph=use_graph)
     start = perf_counter()
-    turn = start_turn(services, tenant_id, session_id, request)
+    # The caller of a base without authentication: every capability, any owner's session.
+    caller = Principal(tenant_id=tenant_id, capabilities=frozenset(Capability))
+    access = SessionAccess(tenant_id, caller, services.settings.memory.default_owner)
+    turn = start_turn(services, access, session_id, request)
     scoped = perf_counter()
     prepare_turn(services, turn)
     end = perf_counter()

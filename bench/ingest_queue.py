@@ -27,7 +27,7 @@ from bench.sample_text import paragraphs
 from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.migrate import upgrade_to_head
-from graphrag.db.outbox import end_own_task
+from graphrag.db.outbox import TaskLease
 from graphrag.db.outbox import process_document as process_request
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.ingest.batch import ensure_kb_by_name, poll_states, submit_files
@@ -78,8 +78,9 @@ class InlineSubmitter:
             with session_scope(self.ctx.sessions) as session:
                 tenant = ensure_tenant(session, self.ctx.settings.api.default_tenant)
                 doc = add_document(session, self.ctx.settings, self.ctx.storage, tenant, kb_id, new)
-                end_own_task(session, process_request(doc.id, doc.attempt))
-            process_document(self.ctx, doc.id, doc.attempt)
+                lease = TaskLease.of(process_request(doc.id, doc.attempt))
+                lease.settle(session)
+            process_document(self.ctx, doc.id, doc.attempt, lease)
             ids.append(doc.id)
         return ids
 

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from bench.harness import print_header, print_ratio, services_env, timed
 from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.db.migrate import upgrade_to_head
+from graphrag.db.outbox import TaskLease, delete_knowledge_base
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.ingest.purge import purge_knowledge_base
 from graphrag.kb.schemas import KnowledgeBaseCreate
@@ -82,7 +83,8 @@ def run(settings: Settings, args: argparse.Namespace) -> None:
         ctx = core_context(settings, sessions, DisabledGraphStore())
         chunks = args.documents * args.chunks_per_document
         batched_kb = _base(settings, sessions, args)
-        _, batched_s = timed(lambda: purge_knowledge_base(ctx, batched_kb))
+        lease = TaskLease.of(delete_knowledge_base(batched_kb))
+        _, batched_s = timed(lambda: purge_knowledge_base(ctx, batched_kb, lease))
         plain_kb = _base(settings, sessions, args)
         _, plain_s = timed(lambda: _one_statement(sessions, plain_kb))
         left = count_rows(sessions, batched_kb), count_rows(sessions, plain_kb)

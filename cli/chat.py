@@ -5,10 +5,11 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from cli.services import command_services
+from graphrag.auth.models import Capability, Principal
 from graphrag.chat.schemas import ChatRequest, DeltaEvent, ErrorEvent, SessionCreate
 from graphrag.chat.service import run_chat, start_turn
-from graphrag.chat.sessions import create_session
-from graphrag.chat.standalone import open_chat_services
+from graphrag.chat.sessions import SessionAccess, create_session
 from graphrag.db.engine import session_scope
 from graphrag.errors import NotFoundError
 from graphrag.ingest.batch import find_kb_by_name
@@ -19,6 +20,7 @@ from graphrag.tenancy import ensure_tenant
 __all__ = ["ask"]
 
 CLI_OWNER = "cli"
+_CLI_CAN = frozenset({Capability.READ, Capability.WRITE})
 
 
 def _graph_cell(graph: GraphContribution | None) -> str:
@@ -33,7 +35,8 @@ def _graph_cell(graph: GraphContribution | None) -> str:
 
 def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bool:
     """Print the answer as it streams, then its references; False if it did not complete."""
-    with open_chat_services(settings) as services:
+    with command_services(settings) as opened:
+        services = opened.chat()
         with session_scope(services.sessions) as session:
             tenant = ensure_tenant(session, settings.api.default_tenant)
             kb_id = find_kb_by_name(session, tenant, kb_name)
@@ -41,7 +44,10 @@ def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bo
                 raise NotFoundError(f"no knowledge base named {kb_name!r}")
             request = SessionCreate(kb_ids=[kb_id])
             chat = create_session(session, tenant, CLI_OWNER, request, settings.chat)
-        turn = start_turn(services, tenant, chat.id, ChatRequest(query=question))
+        # The command line acts for its own memory owner, as a key bound to it would.
+        caller = Principal(tenant_id=tenant, capabilities=_CLI_CAN, owner=CLI_OWNER)
+        access = SessionAccess(tenant, caller, settings.memory.default_owner)
+        turn = start_turn(services, access, chat.id, ChatRequest(query=question))
         console.print(f"[bold]Q:[/] {question}\n[bold]A:[/] ", end="")
         for event in run_chat(services, turn):
             if isinstance(event.data, DeltaEvent):

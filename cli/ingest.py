@@ -4,49 +4,20 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from sqlalchemy.orm import Session, sessionmaker
 
-from graphrag.db.engine import make_engine, make_session_factory
 from graphrag.db.enums import Stage, StageStatus
-from graphrag.graph.factory import build_graph_store
-from graphrag.graph.store import GraphStore
 from graphrag.ingest.batch import DocumentState, ensure_kb_by_name, poll_states, submit_files
 from graphrag.ingest.run_summary import RunSummary, summarize
-from graphrag.ingest.storage import FileStorage
 from graphrag.llm.server_info import slot_limit
 from graphrag.outbox.relay import relay_once
-from graphrag.settings import Settings
-from graphrag.task_queue import TaskQueue
+from graphrag.services import Services
 
-__all__ = ["IngestRun", "open_run", "run_ingest"]
-
-
-@dataclass
-class IngestRun:
-    settings: Settings
-    sessions: sessionmaker[Session]
-    storage: FileStorage
-    graph: GraphStore
-    queue: TaskQueue
-
-
-def open_run(settings: Settings) -> IngestRun:
-    """The services an ingestion from the command line talks to (same as the API's)."""
-    from workers.queue import sender_queue
-
-    return IngestRun(
-        settings=settings,
-        sessions=make_session_factory(make_engine(settings)),
-        storage=FileStorage(settings.resolve(settings.storage_dir)),
-        graph=build_graph_store(settings),
-        queue=sender_queue(settings),
-    )
+__all__ = ["run_ingest"]
 
 
 def _describe(state: DocumentState) -> tuple[str, int, int]:
@@ -66,7 +37,7 @@ def _expand(paths: list[Path]) -> list[Path]:
 
 
 def run_ingest(
-    run: IngestRun, console: Console, paths: list[Path], kb_name: str, graph: bool
+    run: Services, console: Console, paths: list[Path], kb_name: str, graph: bool
 ) -> list[DocumentState]:
     """Upload, then show one progress bar per document until all are terminal (or time out)."""
     kb_id = ensure_kb_by_name(run.sessions, run.settings, run.graph, kb_name, graph_enabled=graph)
@@ -90,7 +61,7 @@ def run_ingest(
 
 
 def _follow(
-    run: IngestRun, console: Console, ids: list[uuid.UUID], names: dict[uuid.UUID | None, str]
+    run: Services, console: Console, ids: list[uuid.UUID], names: dict[uuid.UUID | None, str]
 ) -> list[DocumentState]:
     cli = run.settings.cli
     deadline = time.monotonic() + cli.wait_timeout_s

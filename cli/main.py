@@ -99,7 +99,7 @@ def worker(
     from workers.pool import PoolChoice, choose_pool, warm_up_on_start
 
     c = settings.celery
-    names = queues or ",".join([c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue])
+    names = queues or ",".join(c.queues)
     if pool not in ("auto", "threads", "prefork"):
         raise typer.BadParameter("pool must be auto, threads or prefork", param_hint="--pool")
     chosen, size = choose_pool(settings, names.split(","), cast("PoolChoice", pool), concurrency)
@@ -125,9 +125,11 @@ def ingest(
     graph: bool = typer.Option(False, help="build the knowledge graph (needs NEO4J_ENABLE=true)"),
 ) -> None:
     """Upload documents and follow each one until it is completed or failed."""
-    from cli.ingest import open_run, run_ingest
+    from cli.ingest import run_ingest
+    from cli.services import command_services
 
-    states = run_ingest(open_run(get_settings()), console, paths, kb, graph)
+    with command_services(get_settings()) as services:
+        states = run_ingest(services, console, paths, kb, graph)
     if any(s.status.value != "completed" for s in states):
         raise typer.Exit(code=1)
 
@@ -150,13 +152,15 @@ def demo(
 ) -> None:
     """The main job end to end: ingest the samples with their graph, then ask a question."""
     from cli.chat import ask as ask_question
-    from cli.ingest import open_run, run_ingest
+    from cli.ingest import run_ingest
+    from cli.services import command_services
 
     settings = get_settings()
     cli = settings.cli
     graph = settings.neo4j.enable
     console.rule("1. ingest" + (" and build the knowledge graph" if graph else ""))
-    states = run_ingest(open_run(settings), console, [path], cli.demo_kb_name, graph)
+    with command_services(settings) as services:
+        states = run_ingest(services, console, [path], cli.demo_kb_name, graph)
     console.rule("2. ask")
     answered = ask_question(settings, console, cli.demo_kb_name, cli.demo_question)
     console.rule("3. where to look next")
@@ -188,21 +192,12 @@ def mcp(
 @app.command()
 def status() -> None:
     """Print the status of PostgreSQL, Redis, the graph engine and the task outbox's backlog."""
-    import redis
-
-    from graphrag.db.engine import make_engine
-    from graphrag.graph.neo4j_client import connect_driver
+    from cli.services import command_services
     from graphrag.system_status import collect_status
 
     settings = get_settings()
-    engine = make_engine(settings)
-    driver = connect_driver(settings.neo4j) if settings.neo4j.enable else None
-    try:
-        report = collect_status(settings, engine, redis.Redis.from_url(settings.redis.url), driver)
-    finally:
-        engine.dispose()
-        if driver is not None:
-            driver.close()
+    with command_services(settings) as services:
+        report = collect_status(settings, services.engine, services.redis, services.neo4j)
     console.print_json(json.dumps(report.model_dump()))
 
 

@@ -8,19 +8,13 @@ carries the MCP protocol only; messages go to stderr.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from rich.console import Console
 
+from cli.services import command_services
 from graphrag.auth.keys import verify_key
 from graphrag.auth.models import Principal
-from graphrag.chat.standalone import open_chat_services
 from graphrag.db.engine import session_scope
 from graphrag.errors import UnauthorizedError
-from graphrag.faces.services import FaceServices
-from graphrag.ingest.storage import FileStorage
-from graphrag.outbox.relay_loop import RelayLoop
 from graphrag.settings import Settings
 from graphrag.text_input import request_limits
 
@@ -29,26 +23,12 @@ __all__ = ["serve_stdio"]
 _err = Console(stderr=True)
 
 
-@contextmanager
-def _face_services(settings: Settings) -> Iterator[FaceServices]:
-    from workers.queue import sender_queue
-
-    with open_chat_services(settings) as chat:
-        relay = RelayLoop(chat.sessions, sender_queue(settings), settings.outbox)
-        relay.start()
-        try:
-            yield FaceServices(
-                chat=chat, storage=FileStorage(settings.resolve(settings.storage_dir)), relay=relay
-            )
-        finally:
-            relay.stop(settings.outbox.relay_interval_s)
-
-
 def serve_stdio(settings: Settings, key: str) -> bool:
     """Serve until stdin closes; False (nothing served) if the key is refused at start."""
     from api.mcp_server import build_mcp_server
 
-    with _face_services(settings) as services:
+    with command_services(settings) as opened:
+        services = opened.faces()
 
         def caller(_ctx: object) -> Principal:
             with session_scope(services.chat.sessions) as session:

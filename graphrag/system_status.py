@@ -187,5 +187,4 @@ def collect_status(
 
 
 def _queues(settings: Settings) -> list[str]:
-    c = settings.celery
-    return [c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue]
+    return settings.celery.queues

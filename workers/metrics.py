@@ -48,10 +48,9 @@ def start_exporter(settings: Settings, port: int) -> None:
 
     from graphrag.metrics import QueueDepthCollector
 
-    c = settings.celery
     registry = CollectorRegistry()
     MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # untyped upstream
-    queues = [c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue]
+    queues = settings.celery.queues
     registry.register(QueueDepthCollector(redis.Redis.from_url(settings.redis.url), queues))
     try:
         start_http_server(port, addr=settings.metrics.worker_host, registry=registry)

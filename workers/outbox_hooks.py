@@ -1,12 +1,11 @@
-"""The worker's side of the outbox: its relay thread, and task rows acknowledged as tasks end.
+"""The worker's side of the outbox: its relay thread, and what only Celery sees of a task.
 
 Each process that runs tasks (every prefork child, or the worker itself with a thread pool)
-runs one relay loop, started after the fork so no thread or connection crosses it. Task signals
-keep the rows honest: a start renews the row's lease, a retry puts it back to waiting, the end
-settles it (success) or makes it due again (an unexpected error), and frees its slot at once.
-A graph chunk task and a document's processing keep their own rows in the transactions they
-run anyway (`ingest.graph.chunk_extraction`, `ingest.processing`): their start and their
-success cost no transaction here.
+runs one relay loop, started after the fork so no thread or connection crosses it. A task's
+start and its success are its own: its wrapper hands the core function a `TaskLease`, renewed
+and settled in the transactions the work runs anyway. What no core function sees is recorded
+here when the task ends: a retry keeps the row waiting for Celery, an unexpected error makes it
+due again; either way the relay is woken at once.
 """
 
 from __future__ import annotations
@@ -20,14 +19,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from graphrag.db.engine import session_scope
-from graphrag.db.outbox import TaskName, record_failure, record_retry, record_start, settle
+from graphrag.db.outbox import TaskName, record_failure, record_retry
 from workers.pool import runs_tasks_itself
 from workers.scope import process_scope
 
 log = logging.getLogger(__name__)
 
 _OUTBOX_TASKS = frozenset(TaskName)
-_KEEPS_OWN_ROW = frozenset({TaskName.EXTRACT_CHUNK, TaskName.PROCESS_DOCUMENT})
 
 _RowWrite = Callable[[Session, str, list[Any]], object]
 
@@ -44,20 +42,11 @@ def _start_in_worker(sender: Any, **_: Any) -> None:
         process_scope().start_relay()
 
 
-@signals.task_prerun.connect
-def _on_start(task: Task, args: tuple[Any, ...], **_: Any) -> None:
-    if task.name in _OUTBOX_TASKS and task.name not in _KEEPS_OWN_ROW:
-        _record(task.name, args, record_start)
-
-
 @signals.task_postrun.connect
 def _on_end(task: Task, args: tuple[Any, ...], state: str, retval: Any, **_: Any) -> None:
     if task.name not in _OUTBOX_TASKS:
         return
-    if state == states.SUCCESS:
-        if task.name not in _KEEPS_OWN_ROW:
-            _record(task.name, args, settle)
-    elif state == states.RETRY:
+    if state == states.RETRY:
         _record(task.name, args, record_retry)
     elif state == states.FAILURE:
         limit = process_scope().settings.outbox.error_max_chars

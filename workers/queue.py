@@ -38,12 +38,7 @@ def routing_conf(settings: Settings) -> dict[str, Any]:
         # broker loses outright are sent again from the outbox (graphrag/outbox/relay.py).
         "broker_transport_options": {"visibility_timeout": c.broker_visibility_timeout_s},
         "task_default_queue": c.default_queue,
-        "task_queues": [
-            Queue(c.default_queue),
-            Queue(c.docparse_queue),
-            Queue(c.graph_queue),
-            Queue(c.memory_queue),
-        ],
+        "task_queues": [Queue(name) for name in c.queues],
         "task_routes": {
             "document.*": {"queue": c.docparse_queue},
             "graph.*": {"queue": c.graph_queue},

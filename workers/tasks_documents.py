@@ -9,6 +9,7 @@ from typing import Any
 from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
 
+from graphrag.db.outbox import TaskLease, TaskName
 from graphrag.ingest.processing import fail_document, process_document
 from graphrag.ingest.purge import purge_document, purge_knowledge_base
 from graphrag.ingest.reconcile import reconcile
@@ -32,7 +33,7 @@ class _ProcessTask(Task):
             reason = f"processing took longer than its time limit ({_SOFT_LIMIT_S} s)"
         elif isinstance(exc, MemoryCeilingError):
             reason = OVER_CEILING
-        fail_document(process_scope().ingest, uuid.UUID(knowledge_id), attempt, exc, reason)
+        fail_document(process_scope().ingest(), uuid.UUID(knowledge_id), attempt, exc, reason)
 
 
 @app.task(
@@ -51,23 +52,27 @@ def process(knowledge_id: str, attempt: int) -> str:
     reconciler.
     """
     with suppress(MemoryError):
-        return process_document(process_scope().ingest, uuid.UUID(knowledge_id), attempt).value
+        lease = TaskLease(TaskName.PROCESS_DOCUMENT, (knowledge_id, attempt))
+        ctx = process_scope().ingest()
+        return process_document(ctx, uuid.UUID(knowledge_id), attempt, lease).value
     # Raised once the MemoryError is gone, and with it the frames that held the failed parse.
     raise MemoryCeilingError(OVER_CEILING)
 
 
 @app.task(name="document.delete", acks_late=True, ignore_result=True)
 def delete(knowledge_id: str) -> bool:
-    return purge_document(process_scope().ingest, uuid.UUID(knowledge_id))
+    lease = TaskLease(TaskName.DELETE_DOCUMENT, (knowledge_id,))
+    return purge_document(process_scope().ingest(), uuid.UUID(knowledge_id), lease)
 
 
 @app.task(name="document.delete_kb", acks_late=True, ignore_result=True)
 def delete_kb(kb_id: str) -> bool:
-    return purge_knowledge_base(process_scope().ingest, uuid.UUID(kb_id))
+    lease = TaskLease(TaskName.DELETE_KNOWLEDGE_BASE, (kb_id,))
+    return purge_knowledge_base(process_scope().ingest(), uuid.UUID(kb_id), lease)
 
 
 @app.task(name="document.reconcile", acks_late=True, ignore_result=True)
 def reconcile_stuck() -> int:
     """The periodic sweep (beat): re-enqueue documents stuck past the configured timeout."""
-    report = reconcile(process_scope().ingest)
+    report = reconcile(process_scope().ingest())
     return len(report.reprocessed) + len(report.re_extracted) + len(report.purged_documents)

@@ -12,8 +12,10 @@ from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import OperationalError
 
 from graphrag.db.enums import GraphStatus
+from graphrag.db.outbox import TaskLease, TaskName
 from graphrag.ingest.graph.chunk_extraction import (
     RETRYABLE,
+    GraphContext,
     extract_chunk_graph,
     fail_chunk,
     time_limit_reason,
@@ -29,6 +31,16 @@ _OVER_TIME = time_limit_reason(_settings)
 BROKER_ERRORS = (redis.RedisError, OperationalError)
 
 
+def _work(
+    knowledge_id: str, attempt: int, chunk_id: str
+) -> tuple[GraphContext, uuid.UUID, int, uuid.UUID, TaskLease]:
+    """The core function's arguments: the process's graph context, the parsed ids and the
+    task's lease on its outbox row (from the arguments as sent)."""
+    lease = TaskLease(TaskName.EXTRACT_CHUNK, (knowledge_id, attempt, chunk_id))
+    ctx = process_scope().graph_context()
+    return ctx, uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id), lease
+
+
 class _ExtractTask(Task):
     """An unexpected crash (a bug) still settles the chunk, so the document reaches an end."""
 
@@ -39,9 +51,7 @@ class _ExtractTask(Task):
             return
         knowledge_id, attempt, chunk_id = args
         reason = f"internal error ({type(exc).__name__})"
-        fail_chunk(
-            process_scope().graph, uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id), reason
-        )
+        fail_chunk(*_work(knowledge_id, attempt, chunk_id), reason=reason)
 
 
 @app.task(
@@ -63,7 +73,7 @@ class _ExtractTask(Task):
 def extract_chunk(self: Task, knowledge_id: str, attempt: int, chunk_id: str) -> str:
     """Extract one chunk's entities and relations; the last try settles the chunk as failed."""
     final = self.request.retries >= self.max_retries
-    args = (process_scope().graph, uuid.UUID(knowledge_id), attempt, uuid.UUID(chunk_id))
+    args = _work(knowledge_id, attempt, chunk_id)
     try:
         with suppress(MemoryError):
             return extract_chunk_graph(*args, final_try=final).value

@@ -6,6 +6,7 @@ import logging
 import uuid
 from typing import Any
 
+from graphrag.db.outbox import TaskLease, TaskName
 from graphrag.errors import GraphStoreError
 from graphrag.memory.idle_sweep import queue_idle_closes
 from graphrag.memory.models import MemoryOwner
@@ -34,7 +35,8 @@ _memory = _settings.memory
 def close_session(tenant_id: str, owner: str, session_id: str) -> dict[str, Any]:
     """Turn what the session logged since its last close into facts; report what was done."""
     who = MemoryOwner(tenant_id=uuid.UUID(tenant_id), owner=owner)
-    report = close_memory_session(process_scope().memory, who, uuid.UUID(session_id))
+    lease = TaskLease(TaskName.CLOSE_MEMORY_SESSION, (tenant_id, owner, session_id))
+    report = close_memory_session(process_scope().memory(), who, uuid.UUID(session_id), lease)
     return report.model_dump(mode="json")
 
 

@@ -22,10 +22,9 @@ from api.deps import (
     TenantDep,
 )
 from api.state import AppState
-from graphrag.auth.models import Principal
 from graphrag.chat import sessions
-from graphrag.chat.agent_chat import AgentAnswer, agent_chat_answer
-from graphrag.chat.producers import AnswerProducer, KnowledgeAnswer
+from graphrag.chat.agent_chat import AgentProducer, agent_chat_answer
+from graphrag.chat.producers import AnswerProducer, KnowledgeProducer
 from graphrag.chat.schemas import (
     AgentChatAnswer,
     AgentDoneEvent,
@@ -125,11 +124,6 @@ def delete_session(
     sessions.delete_session(session, access, session_id, _services(state).memory)
 
 
-def _may_use_memory_of(caller: Principal, owner: str, state: AppState) -> None:
-    # A turn reads and feeds the session owner's memory: the key must act for that owner.
-    caller.memory_owner(owner, state.settings.memory.default_owner)
-
-
 def _frame(event: ChatEvent) -> str:
     return f"event: {event.type.value}\ndata: {event.data.model_dump_json()}\n\n"
 
@@ -192,17 +186,15 @@ async def start_chat_turn(
     session_id: uuid.UUID,
     body: ChatRequest,
     state: AppStateDep,
-    tenant: TenantDep,
-    caller: PrincipalDep,
+    access: SessionAccessDep,
 ) -> StartedTurn:
     """The turn of `body` in the session, for a key that may use the session owner's memory
     and has a free place at the chat gate (else 429 `chat_busy`, before any work)."""
     gate = state.chat_gate
-    ticket = gate.enter(caller)
+    ticket = gate.enter(access.caller)
     try:
         services = _services(state)
-        turn = await gate.run(start_turn, services, tenant, session_id, body)
-        _may_use_memory_of(caller, turn.owner, state)
+        turn = await gate.run(start_turn, services, access, session_id, body)
     except BaseException:
         ticket.release()
         raise
@@ -240,7 +232,7 @@ async def knowledge_chat(started: StartedTurnDep) -> StreamingResponse | ChatAns
     passages, with match type vector, keyword, hybrid or graph), `delta` (answer text), then
     `done` (timings and token usage) or `error`. Without it, one JSON object.
     """
-    return await _answer(started, KnowledgeAnswer(), chat_answer)
+    return await _answer(started, KnowledgeProducer(), chat_answer)
 
 
 @router.post(
@@ -260,4 +252,4 @@ async def agent_chat(started: StartedTurnDep) -> StreamingResponse | ChatAnswer:
     answer), then `done` (with token usage) or `error`. Without it, one JSON object holding
     the same.
     """
-    return await _answer(started, AgentAnswer(), agent_chat_answer)
+    return await _answer(started, AgentProducer(), agent_chat_answer)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response, status
@@ -18,6 +19,7 @@ from api.deps import (
     TenantDep,
 )
 from api.dispatch import commit_and_kick
+from api.state import AppState
 from graphrag.auth.models import Principal
 from graphrag.db.pages import Page
 from graphrag.errors import ArchivalMemoryDisabledError, InvalidInputError, NotFoundError
@@ -48,20 +50,44 @@ OwnerQuery = Annotated[
 ]
 
 
-def get_memory(state: AppStateDep, _caller: PrincipalDep) -> MemoryContext:
-    """The memory with its archive: 503 `archival_memory_disabled` when Neo4j is off (the
-    core memory routes and the chat's recall log do not need it).
+@dataclass(frozen=True)
+class Archive:
+    """The memory with its archive, for a caller of `tenant`."""
 
-    It depends on the caller so that authentication always comes first: a request without a
-    valid key is 401 whether the archive is on or not, and the 503 is told to callers only.
-    """
+    memory: MemoryContext
+    tenant: uuid.UUID
+
+
+@dataclass(frozen=True)
+class OwnedArchive:
+    """The archive and the owner whose facts the route reads or changes."""
+
+    memory: MemoryContext
+    owner: MemoryOwner
+
+
+def _archive(state: AppState, tenant: uuid.UUID) -> Archive:
     ctx = state.memory_context()
     if not ctx.archival:
         raise ArchivalMemoryDisabledError(ARCHIVAL_OFF)
-    return ctx
+    return Archive(ctx, tenant)
 
 
-MemoryDep = Annotated[MemoryContext, Depends(get_memory)]
+def get_archive(tenant: TenantDep, state: AppStateDep) -> Archive:
+    """The archive, checked in this order whatever the route's parameters: 401 without a valid
+    key, 403 without the method's capability (the tenant's check), then 503
+    `archival_memory_disabled` when Neo4j is off (told to callers only; the core memory
+    routes and the chat's recall log do not need the archive)."""
+    return _archive(state, tenant)
+
+
+def get_reading_archive(tenant: ReaderTenantDep, state: AppStateDep) -> Archive:
+    """`get_archive` for a read-only POST: `read` is the capability it needs."""
+    return _archive(state, tenant)
+
+
+ArchiveDep = Annotated[Archive, Depends(get_archive)]
+ReadingArchiveDep = Annotated[Archive, Depends(get_reading_archive)]
 
 
 def _owner(
@@ -81,65 +107,60 @@ def get_owner(
 
 OwnerDep = Annotated[MemoryOwner, Depends(get_owner)]
 
+
+def get_owned_archive(
+    archive: ArchiveDep, caller: PrincipalDep, settings: SettingsDep, owner: OwnerQuery = None
+) -> OwnedArchive:
+    """`get_archive`'s checks, then the owner `?owner=` names: 403 `owner_forbidden` beyond
+    the key's reach."""
+    return OwnedArchive(archive.memory, _owner(archive.tenant, caller, owner, settings))
+
+
+OwnedArchiveDep = Annotated[OwnedArchive, Depends(get_owned_archive)]
+
 # Parameters in this order: the caller's key and capability are checked (401, 403) before the
 # memory is asked for (503 when Neo4j is off), and the owner last (403 `owner_forbidden`).
 
 
 @router.get("/facts")
-def list_facts(
-    _tenant: TenantDep, memory: MemoryDep, pages: PagesDep, who: OwnerDep
-) -> Page[MemoryFact]:
+def list_facts(owned: OwnedArchiveDep, pages: PagesDep) -> Page[MemoryFact]:
     """The owner's archival facts, newest first."""
-    return facts_service.list_facts(memory, who, pages.page, pages.page_size)
+    return facts_service.list_facts(owned.memory, owned.owner, pages.page, pages.page_size)
 
 
 @router.post("/facts", status_code=status.HTTP_201_CREATED)
 def add_fact(
-    body: FactCreate,
-    tenant: TenantDep,
-    caller: PrincipalDep,
-    memory: MemoryDep,
-    settings: SettingsDep,
+    body: FactCreate, archive: ArchiveDep, caller: PrincipalDep, settings: SettingsDep
 ) -> MemoryFact:
     """Store a fact; 409 with `duplicate_of` when a near-duplicate is already stored."""
-    who = _owner(tenant, caller, body.owner, settings)
-    return facts_service.add_fact(memory, who, body.text, body.kind, body.importance)
+    who = _owner(archive.tenant, caller, body.owner, settings)
+    return facts_service.add_fact(archive.memory, who, body.text, body.kind, body.importance)
 
 
 @router.post("/facts/search")
 def search_facts(
-    body: FactSearch,
-    tenant: ReaderTenantDep,
-    caller: PrincipalDep,
-    memory: MemoryDep,
-    settings: SettingsDep,
+    body: FactSearch, archive: ReadingArchiveDep, caller: PrincipalDep, settings: SettingsDep
 ) -> list[ScoredFact]:
     """The best facts for a query by composite score; read-only (access counts do not move)."""
-    who = _owner(tenant, caller, body.owner, settings)
-    return facts_service.search(memory, who, body.query, body.k)
+    who = _owner(archive.tenant, caller, body.owner, settings)
+    return facts_service.search(archive.memory, who, body.query, body.k)
 
 
 @router.get("/facts/{fact_id}")
-def get_fact(
-    fact_id: uuid.UUID, _tenant: TenantDep, memory: MemoryDep, who: OwnerDep
-) -> MemoryFact:
-    return facts_service.get_fact(memory, who, fact_id)
+def get_fact(fact_id: uuid.UUID, owned: OwnedArchiveDep) -> MemoryFact:
+    return facts_service.get_fact(owned.memory, owned.owner, fact_id)
 
 
 @router.delete("/facts/{fact_id}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_fact(
-    fact_id: uuid.UUID, _tenant: TenantDep, memory: MemoryDep, who: OwnerDep
-) -> Response:
-    facts_service.delete_fact(memory, who, fact_id)
+def delete_fact(fact_id: uuid.UUID, owned: OwnedArchiveDep) -> Response:
+    facts_service.delete_fact(owned.memory, owned.owner, fact_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/entities/{name}")
-def entity_neighbourhood(
-    name: InputText, _tenant: TenantDep, memory: MemoryDep, who: OwnerDep
-) -> EntityNeighbourhood:
+def entity_neighbourhood(name: InputText, owned: OwnedArchiveDep) -> EntityNeighbourhood:
     """An entity of the memory graph: its relations, the facts naming it, its KB twins."""
-    return facts_service.entity_neighbourhood(memory, who, name)
+    return facts_service.entity_neighbourhood(owned.memory, owned.owner, name)
 
 
 @router.get("/search")

@@ -32,7 +32,7 @@ async def system(state: AppStateDep) -> SystemStatus:
     Needs the `read` capability: service versions are of no use to anonymous callers.
     """
     return await run_in_threadpool(
-        collect_status, state.settings, state.engine, state.redis, state.neo4j
+        collect_status, state.settings, state.services.engine, state.redis, state.services.neo4j
     )
 
 

@@ -1,6 +1,6 @@
 """Agent mode of the knowledge chat: the model searches with tools, then answers.
 
-`AgentAnswer` is the agent's answer producer for `service.run_turn`: the history and memory
+`AgentProducer` is the agent's answer producer for `service.run_turn`: the history and memory
 stages prepare the turn, then each loop event (think, act, observe, check, reflect,
 force_respond, respond) is a `step`, the passages the tools returned (numbered as the model
 saw them) are the `references`, and the accepted answer is one `delta`. The steps are stored
@@ -32,7 +32,7 @@ from graphrag.llm.messages import ChatMessage
 from graphrag.llm.prompts import PromptTemplate, load_prompt
 from graphrag.llm.tool_results import ToolResultCut
 
-__all__ = ["AGENT_PROMPT", "AgentAnswer", "agent_chat_answer", "build_toolbox"]
+__all__ = ["AGENT_PROMPT", "AgentProducer", "agent_chat_answer", "build_toolbox"]
 
 AGENT_PROMPT = "agent"
 
@@ -74,7 +74,7 @@ class _MeteredLlm:
         return reply
 
 
-class AgentAnswer:
+class AgentProducer:
     """The agent loop over the turn's scope; one instance per turn."""
 
     stages: StageOrder = AGENT_PREPARE_ORDER

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from graphrag.chat import plugins
 from graphrag.chat.turn import ChatServices, ChatTurn
+from graphrag.timing import elapsed_ms
 
 __all__ = [
     "AGENT_PREPARE_ORDER",
@@ -18,8 +19,6 @@ __all__ = [
     "StageOrder",
     "prepare_turn",
 ]
-
-_MS_PER_S = 1000.0
 
 
 class ChatStage(StrEnum):
@@ -65,4 +64,4 @@ def prepare_turn(services: ChatServices, turn: ChatTurn, order: StageOrder = PRE
     for stage in order:
         start = perf_counter()
         stage.run(services, turn)
-        turn.timings_ms[stage.name.value] = round((perf_counter() - start) * _MS_PER_S, 3)
+        turn.timings_ms[stage.name.value] = round(elapsed_ms(start), 3)

@@ -15,7 +15,7 @@ from graphrag.chat.schemas import AgentStep, DoneEvent, ReferencesEvent
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.llm.client import TokenUsage
 
-__all__ = ["AnswerProducer", "KnowledgeAnswer"]
+__all__ = ["AnswerProducer", "KnowledgeProducer"]
 
 
 class AnswerProducer(Protocol):
@@ -47,7 +47,7 @@ class AnswerProducer(Protocol):
         ...
 
 
-class KnowledgeAnswer:
+class KnowledgeProducer:
     """Knowledge chat: every stage prepares the prompt, then the LLM streams the answer."""
 
     stages: StageOrder = PREPARE_ORDER

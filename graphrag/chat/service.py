@@ -2,7 +2,7 @@
 
 This module alone frames a turn's events (steps, references, answer deltas, done, error; the
 API streams them as SSE) and stores the turn; how the answer is produced is the producer's
-(`producers.KnowledgeAnswer`, `agent_chat.AgentAnswer`). A stream that stops early (the client
+(`producers.KnowledgeProducer`, `agent_chat.AgentProducer`). A stream that stops early (the client
 went away) still persists the partial answer, marked incomplete.
 """
 
@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from graphrag.chat import fast_path, interaction_log
 from graphrag.chat.pipeline import prepare_turn
-from graphrag.chat.producers import AnswerProducer, KnowledgeAnswer
+from graphrag.chat.producers import AnswerProducer, KnowledgeProducer
 from graphrag.chat.schemas import (
     ChatAnswer,
     ChatEvent,
@@ -27,7 +27,7 @@ from graphrag.chat.schemas import (
     DoneEvent,
     ErrorEvent,
 )
-from graphrag.chat.sessions import get_session_row
+from graphrag.chat.sessions import SessionAccess
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import MessageRole
@@ -36,6 +36,7 @@ from graphrag.errors import GraphragError, InvalidInputError, UnexpectedError
 from graphrag.llm.messages import ChatMessage
 from graphrag.search.kb_search import load_kb_scopes
 from graphrag.search.models import KbScope
+from graphrag.timing import elapsed_ms
 
 __all__ = [
     "UNEXPECTED_TURN_ERROR",
@@ -49,7 +50,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-_MS_PER_S = 1000.0
 # The message of an `error` event for an exception that is not ours: it names no internals.
 UNEXPECTED_TURN_ERROR = "the turn failed on an unexpected error (logged on the server)"
 
@@ -77,12 +77,15 @@ def _scopes(
 
 
 def start_turn(
-    services: ChatServices, tenant_id: uuid.UUID, session_id: uuid.UUID, request: ChatRequest
+    services: ChatServices, access: SessionAccess, session_id: uuid.UUID, request: ChatRequest
 ) -> ChatTurn:
-    """Check the session and the scope (tenant's own bases), before anything streams."""
+    """Check the session, the caller's right to its owner's memory (a turn reads and feeds it:
+    403 `owner_forbidden` otherwise) and the scope (tenant's own bases), before anything
+    streams."""
     _check_question(services, request)
+    tenant_id = access.tenant_id
     with session_scope(services.sessions) as session:
-        row = get_session_row(session, tenant_id, session_id)
+        row = access.row(session, session_id)
         kb_ids = request.kb_ids or [uuid.UUID(str(k)) for k in row.kb_ids]
         scopes = _scopes(session, services, tenant_id, kb_ids)
         owner = row.owner
@@ -135,7 +138,7 @@ def run_turn(
             turn.answer += delta
             yield ChatEvent(DeltaEvent(content=delta))
         turn.completed = True
-        turn.timings_ms["total"] = round((perf_counter() - start) * _MS_PER_S, 3)
+        turn.timings_ms["total"] = round(elapsed_ms(start), 3)
         done = DoneEvent(
             answer_chars=len(turn.answer),
             timings_ms=turn.timings_ms,
@@ -170,7 +173,7 @@ def _persist_quietly(services: ChatServices, turn: ChatTurn, producer: AnswerPro
 
 def run_chat(services: ChatServices, turn: ChatTurn) -> Iterator[ChatEvent]:
     """A knowledge-chat turn (`run_turn` with the knowledge producer)."""
-    return run_turn(services, turn, KnowledgeAnswer())
+    return run_turn(services, turn, KnowledgeProducer())
 
 
 def complete_turn(
@@ -178,7 +181,7 @@ def complete_turn(
 ) -> None:
     """Run the turn to its end without streaming (knowledge chat by default): the turn then
     holds the answer, or the error in `turn.error`."""
-    for _ in run_turn(services, turn, producer or KnowledgeAnswer()):
+    for _ in run_turn(services, turn, producer or KnowledgeProducer()):
         pass
 
 

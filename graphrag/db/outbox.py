@@ -26,12 +26,12 @@ from graphrag.db.models import OutboxTask, core_table
 __all__ = [
     "OutboxBacklog",
     "TaskArg",
+    "TaskLease",
     "TaskName",
     "TaskRequest",
     "close_memory_session",
     "delete_document",
     "delete_knowledge_base",
-    "end_own_task",
     "enqueue",
     "extract_chunk",
     "outbox_backlog",
@@ -40,10 +40,8 @@ __all__ = [
     "record_retry",
     "record_start",
     "settle",
-    "start_own_task",
     "started_with",
     "task_key",
-    "task_key_params",
 ]
 
 TaskArg = str | int
@@ -174,14 +172,9 @@ def _key(name: str, args: Sequence[object]) -> dict[str, str]:
     return {"p_key": task_key(name, args)}
 
 
-def task_key_params(request: TaskRequest) -> dict[str, str]:
-    """The bound parameters `started_with` adds to a statement, for this task."""
-    return _key(request.name, request.args)
-
-
 def started_with(query: Select[Any]) -> Select[Any]:
-    """`query`, recording its task's start (`start_own_task`) in the same statement: a task
-    that reads its work and starts its lease in one round trip. Bind `task_key_params`."""
+    """`query`, renewing its task's lease (`TaskLease.renew`) in the same statement: a task
+    that reads its work and renews its lease in one round trip. Bind `TaskLease.params()`."""
     return query.add_cte(_RECORD_START.cte("task_started"))
 
 
@@ -207,15 +200,34 @@ def settle(session: Session, name: str, args: Sequence[object]) -> bool:
     return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of a DELETE
 
 
-def start_own_task(session: Session, request: TaskRequest) -> None:
-    """`record_start` for a task that keeps its own row: called in the transaction that
-    begins its work, so the Celery signals need not spend one on it."""
-    record_start(session, request.name, request.args)
+@dataclass(frozen=True)
+class TaskLease:
+    """A running task's hold on its outbox row, made by its worker wrapper from the name and
+    the arguments it was sent with, and handed to the core function that does the work: that
+    function renews it in the transaction that begins the work (the lease runs from then, so a
+    long queue wait is not a lost task) and settles it in the transaction that ends the work,
+    so the row goes with the work's last write. A retry or an unexpected error, which only
+    Celery sees, is recorded by the worker's task signals."""
 
+    name: str
+    args: tuple[object, ...]
 
-def end_own_task(session: Session, request: TaskRequest) -> None:
-    """`settle` for a task that keeps its own row, in the transaction that ends its work."""
-    settle(session, request.name, request.args)
+    def renew(self, session: Session) -> None:
+        """The task began (or goes on): its lease runs from now."""
+        record_start(session, self.name, self.args)
+
+    def settle(self, session: Session) -> bool:
+        """The task ended for good: its row goes (False when there was none)."""
+        return settle(session, self.name, self.args)
+
+    def params(self) -> dict[str, str]:
+        """The bound parameters of a statement built by `started_with`."""
+        return _key(self.name, self.args)
+
+    @classmethod
+    def of(cls, request: TaskRequest) -> TaskLease:
+        """The lease of the task `request` sends (for a caller that runs the work itself)."""
+        return cls(request.name, request.args)
 
 
 class OutboxBacklog(BaseModel):

@@ -3,8 +3,9 @@
 Safe to run twice or concurrently for the same attempt: every write happens under the document's
 row lock after checking the attempt is current, chunk ids are derived from (document, attempt,
 seq), and the chunk rows of the document are replaced as a whole in one transaction.
-The task keeps its own outbox row: the claim renews its lease, and the transaction that ends
-the work (the write, a failure, or finding the attempt stale) deletes it.
+The task's lease on its outbox row (`TaskLease`, from the worker) is renewed by the claim and
+settled by the transaction that ends the work (the write, a failure, or finding the attempt
+stale).
 """
 
 from __future__ import annotations
@@ -29,8 +30,7 @@ from graphrag.db.lifecycle import (
 )
 from graphrag.db.live_attempt import end_run, set_stage
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
-from graphrag.db.outbox import TaskRequest, end_own_task, start_own_task
-from graphrag.db.outbox import process_document as process_request
+from graphrag.db.outbox import TaskLease
 from graphrag.errors import InvalidInputError, ParseError
 from graphrag.graph.vector_checks import VectorUse, searchable, skip_unsearchable
 from graphrag.ingest.chunker import chunk_document
@@ -105,37 +105,35 @@ class _Job:
     storage_path: str
     chunking: ChunkingConfig
     indexing: IndexingStrategy
-
-    @property
-    def task(self) -> TaskRequest:
-        """The task whose outbox row this run keeps."""
-        return process_request(self.knowledge_id, self.attempt)
+    lease: TaskLease  # the task's outbox row, settled with the run's last write
 
 
-def _end_task_alone(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> None:
+def _end_task_alone(ctx: IngestContext, knowledge_id: uuid.UUID, lease: TaskLease) -> None:
     """End the run and delete the task's row when the work ends with nothing else to write
     (stale)."""
     with session_scope(ctx.sessions) as session:
         end_run(session, knowledge_id)
-        end_own_task(session, process_request(knowledge_id, attempt))
+        lease.settle(session)
 
 
-def _claim(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> _Job | None:
+def _claim(
+    ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int, lease: TaskLease
+) -> _Job | None:
     """Take the attempt and count this run, committed before any work: a run that dies with its
     worker leaves its count behind (every other end takes it back), and a document whose runs
     keep dying, whatever its attempts, is failed here. The task's row is renewed with the
     claim, or deleted when there is nothing to do."""
     with session_scope(ctx.sessions) as session:
-        job = _take(ctx, session, knowledge_id, attempt)
+        job = _take(ctx, session, knowledge_id, attempt, lease)
         if job is None:
-            end_own_task(session, process_request(knowledge_id, attempt))
+            lease.settle(session)
         else:
-            start_own_task(session, job.task)
+            lease.renew(session)
         return job
 
 
 def _take(
-    ctx: IngestContext, session: Session, knowledge_id: uuid.UUID, attempt: int
+    ctx: IngestContext, session: Session, knowledge_id: uuid.UUID, attempt: int, lease: TaskLease
 ) -> _Job | None:
     params = {"p_id": knowledge_id, "p_attempt": attempt}
     claimed = session.execute(_LOCK_FOR_CLAIM, params).first()
@@ -156,12 +154,15 @@ def _take(
         storage_path or "",
         ChunkingConfig.model_validate(chunking),
         IndexingStrategy.model_validate(indexing),
+        lease,
     )
 
 
-def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) -> ProcessOutcome:
-    """Run the whole indexing of one attempt of one document."""
-    job = _claim(ctx, knowledge_id, attempt)
+def process_document(
+    ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int, lease: TaskLease
+) -> ProcessOutcome:
+    """Run the whole indexing of one attempt of one document; `lease` is its task's row."""
+    job = _claim(ctx, knowledge_id, attempt, lease)
     if job is None:
         log.info("document %s attempt %s: stale or finished, nothing to do", knowledge_id, attempt)
         return ProcessOutcome.STALE
@@ -170,7 +171,7 @@ def process_document(ctx: IngestContext, knowledge_id: uuid.UUID, attempt: int) 
         remove_document_graph(ctx, job.kb_id, job.knowledge_id, job.attempt)
     outcome = _index(ctx, job)
     if outcome is ProcessOutcome.STALE:
-        _end_task_alone(ctx, knowledge_id, attempt)
+        _end_task_alone(ctx, knowledge_id, lease)
     return outcome
 
 
@@ -185,7 +186,7 @@ def _index(ctx: IngestContext, job: _Job) -> ProcessOutcome:
         with session_scope(ctx.sessions) as session:
             mark_failed(session, job.knowledge_id, job.attempt, exc.message)
             end_run(session, job.knowledge_id)
-            end_own_task(session, job.task)
+            job.lease.settle(session)
         log.info("document %s failed to parse: %s", job.knowledge_id, exc.message)
         return ProcessOutcome.FAILED
     if parsed is None:
@@ -356,7 +357,7 @@ def _write(
         params = {"p_id": job.knowledge_id, "p_attempt": job.attempt}
         if session.execute(_LOCK_FOR_WRITE, params).first() is None:
             return None
-        end_own_task(session, job.task)
+        job.lease.settle(session)
         plan = plan_graph(chunks if graph_on else [], ctx.settings.ingest.graph_max_chunks)
         _mark_planned(rows, plan)
         session.execute(_DELETE_CHUNKS, {"p_id": job.knowledge_id})

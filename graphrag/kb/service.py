@@ -180,17 +180,12 @@ def get_kb(
 
 
 def update_kb(
-    session: Session,
-    settings: Settings,
-    graph: GraphStore,
-    tenant_id: uuid.UUID,
-    kb_id: uuid.UUID,
-    data: KnowledgeBaseUpdate,
-) -> KnowledgeBasePublic:
-    """Change the given fields. New chunking applies to documents parsed from now on."""
+    session: Session, settings: Settings, kb: KnowledgeBase, data: KnowledgeBaseUpdate
+) -> None:
+    """Change the given fields of the base's row, locked by the caller (what follows from its
+    graph switch is `ingest.graph.switch.update_base`'s). New chunking applies to documents
+    parsed from now on."""
     _check_limits(settings, data.chunking, data.extract_config)
-    kb = get_kb_row(session, tenant_id, kb_id, for_update=True)
-    was_on = kb_graph_on(settings, kb)
     changes = data.model_dump(exclude_unset=True, exclude_none=True)
     for field, value in changes.items():
         setattr(kb, field, value)
@@ -199,9 +194,6 @@ def update_kb(
     except IntegrityError as exc:
         raise _name_taken(str(data.name)) from exc
     session.refresh(kb)
-    if kb_graph_on(settings, kb) and not was_on:
-        graph.ensure_kb_indexes(kb.id)
-    return to_public(settings, kb)
 
 
 def request_kb_delete(session: Session, tenant_id: uuid.UUID, kb_id: uuid.UUID) -> uuid.UUID:

@@ -13,7 +13,7 @@ from graphrag.memory.archive import MemoryArchive
 from graphrag.memory.clock import Clock, system_clock
 from graphrag.memory.entity_graph import MemoryEntityGraph
 from graphrag.memory.graph_io import MemoryGraphIO
-from graphrag.memory.schema import ensure_memory_schema
+from graphrag.memory.graph_schema import ensure_memory_schema
 from graphrag.search.embeddings import Embedder
 from graphrag.settings import ExtractionSettings, MemorySettings, Settings
 

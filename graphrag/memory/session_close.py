@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.engine import session_scope
 from graphrag.db.models import ChatSession, KnowledgeBase
+from graphrag.db.outbox import TaskLease
 from graphrag.graph.labels import entity_label
 from graphrag.memory.archive import MemoryArchive
 from graphrag.memory.context import MemoryContext
@@ -107,12 +108,17 @@ def _count(rows: Rows, key: str) -> int:
 
 
 def close_session(
-    ctx: MemoryContext, owner: MemoryOwner, session_id: uuid.UUID
+    ctx: MemoryContext, owner: MemoryOwner, session_id: uuid.UUID, lease: TaskLease
 ) -> SessionCloseReport:
-    """Move what the session taught into the archival memory; see the module's steps."""
+    """Move what the session taught into the archival memory; see the module's steps. `lease`
+    (the task's row) is renewed by the first read and settled by the last write."""
     with session_scope(ctx.sessions) as db:
         messages = session_messages(db, owner, session_id, since_close=True)
         kb_labels = _tenant_kb_labels(db, owner.tenant_id)
+        if messages:
+            lease.renew(db)
+        else:
+            lease.settle(db)
     base = {"tenant_id": owner.tenant_id, "owner": owner.owner, "session_id": session_id}
     if not messages:
         return SessionCloseReport(
@@ -158,6 +164,7 @@ def close_session(
         closed_at=now,
     )
     with session_scope(ctx.sessions) as db:
+        lease.settle(db)
         if not _lock_live_session(db, owner, session_id):
             # Deleted while this close ran: what was just learnt from it goes too.
             forgotten = ctx.archive.delete_session_facts(owner.tenant_id, session_id)

@@ -33,6 +33,10 @@ class Embedder(Protocol):
         """The vector of one search query."""
         ...
 
+    def close(self) -> None:
+        """Release what the adapter holds (connections); called once, when the process ends."""
+        ...
+
 
 def build_embedder(settings: EmbeddingSettings) -> Embedder:
     """The adapter `embedding.backend` names, checked against `embedding.dim`."""

@@ -58,6 +58,7 @@ from graphrag.search.graph_rank import (
 )
 from graphrag.search.models import GraphContribution
 from graphrag.settings import SearchSettings
+from graphrag.timing import elapsed_ms
 
 __all__ = [
     "GraphQuery",
@@ -67,8 +68,6 @@ __all__ = [
     "rank_in_graph",
     "visible_graph_hits",
 ]
-
-_MS_PER_S = 1000.0
 
 
 @dataclass(frozen=True)
@@ -314,8 +313,8 @@ def _rank_base(
         evidence=evidence,
         seeds=sorted({graph.names.get(key, key) for key, w in weights.items() if w > 0}),
         truncated=truncated or graph.truncated,
-        read_ms=(read_done - start) * _MS_PER_S,
-        rank_ms=(perf_counter() - read_done) * _MS_PER_S,
+        read_ms=elapsed_ms(start, read_done),
+        rank_ms=elapsed_ms(read_done),
         unsearchable_vectors=unsearchable,
     )
 

@@ -181,6 +181,9 @@ class LocalMiniLmEmbedder:
         """The vector of one query (this model uses no query prefix)."""
         return self.embed([text])[0]
 
+    def close(self) -> None:
+        """Nothing to release: the loaded model is cached for the process."""
+
 
 def _embed_batch(model: _LoadedModel, texts: list[str]) -> FloatArray:
     encodings = model.tokenizer.encode_batch(texts)

@@ -42,12 +42,11 @@ from graphrag.search.models import (
 )
 from graphrag.search.vector_search import vector_search
 from graphrag.settings import SearchSettings
+from graphrag.timing import elapsed_ms
 
 __all__ = ["GraphSource", "retrieve", "seed_passages"]
 
 log = logging.getLogger(__name__)
-
-_MS_PER_S = 1000.0
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ class _Clock:
         try:
             yield
         finally:
-            self.ms[name] = self.ms.get(name, 0.0) + (perf_counter() - start) * _MS_PER_S
+            self.ms[name] = self.ms.get(name, 0.0) + elapsed_ms(start)
 
     def timings(self) -> StageTimings:
         return StageTimings(**{f"{name}_ms": round(ms, 3) for name, ms in self.ms.items()})

@@ -46,6 +46,11 @@ class CelerySettings(_Section):
         deadline under the threads pool, where Celery enforces no limit."""
         return self.graph_time_limit_s - self.graph_soft_limit_margin_s
 
+    @property
+    def queues(self) -> list[str]:
+        """Every queue, the default first: what a worker consumes unless told, what is metered."""
+        return [self.default_queue, self.docparse_queue, self.graph_queue, self.memory_queue]
+
 
 class OutboxSettings(_Section):
     relay_interval_s: float

@@ -18,7 +18,7 @@ from graphrag.db.models import Chunk
 from graphrag.extraction.models import ExtractConfig
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.graph.neo4j_store import Neo4jGraphStore
-from graphrag.ingest.processing import ProcessOutcome, process_document
+from graphrag.ingest.processing import ProcessOutcome
 from graphrag.kb.chunking import ChunkingConfig
 from graphrag.kb.schemas import IndexingStrategy, KnowledgeBaseCreate
 from graphrag.settings import Settings
@@ -33,6 +33,7 @@ from tests.support.isolated_worker import (
     wait_document,
 )
 from tests.support.services import data_dir
+from tests.support.task_leases import process_document
 from tests.support.worker import WorkerProcess
 
 pytestmark = pytest.mark.e2e

@@ -18,7 +18,6 @@ from graphrag.db.engine import session_scope
 from graphrag.db.models import Chunk, Knowledge
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.graph.store import DisabledGraphStore
-from graphrag.ingest.processing import process_document
 from graphrag.kb.schemas import KnowledgeBaseCreate
 from graphrag.memory.models import FactKind, MemoryOwner, NewFact
 from graphrag.search.openai_embedder import OpenAiCompatibleEmbedder
@@ -32,6 +31,7 @@ from tests.support.graph_helpers import remove_label
 from tests.support.http_server import ThreadedServer
 from tests.support.isolated_worker import add_and_enqueue, core_context, own_database
 from tests.support.memory_helpers import ManualClock, memory_context
+from tests.support.task_leases import process_document
 from tests.support.worker import WorkerProcess
 
 pytestmark = pytest.mark.e2e

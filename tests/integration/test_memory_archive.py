@@ -27,7 +27,6 @@ from graphrag.memory.facts_service import add_fact, search
 from graphrag.memory.models import FactKind, MemoryOwner, NewFact
 from graphrag.memory.recall import session_start_recall
 from graphrag.memory.recall_log import record_exchange
-from graphrag.memory.session_close import close_session
 from graphrag.settings import Settings
 from graphrag.tenancy import ensure_tenant
 from tests.support.graph_helpers import remove_label
@@ -39,6 +38,7 @@ from tests.support.memory_helpers import (
     new_chat_session,
     owned_memory,
 )
+from tests.support.task_leases import close_session
 
 pytestmark = pytest.mark.integration
 

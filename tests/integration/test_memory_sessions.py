@@ -24,7 +24,6 @@ from graphrag.memory.recall_log import (
     last_close_report,
     record_exchange,
 )
-from graphrag.memory.session_close import close_session
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.memory_helpers import (
@@ -34,6 +33,7 @@ from tests.support.memory_helpers import (
     mentions,
     new_chat_session,
 )
+from tests.support.task_leases import close_session
 
 pytestmark = pytest.mark.integration
 

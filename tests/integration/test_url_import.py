@@ -159,7 +159,7 @@ def test_no_database_connection_is_held_while_fetching(
 ) -> None:
     """More imports wait on their sites at once than the pool has connections: all of them
     reach the site together, and at that moment the pool lends no connection."""
-    pool = api.app.state.graphrag.engine.pool
+    pool = api.app.state.graphrag.services.engine.pool
     checked_out: list[int] = []
     barrier = threading.Barrier(
         CONCURRENT_IMPORTS,

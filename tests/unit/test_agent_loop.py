@@ -303,6 +303,9 @@ class NoEmbedder:
     def embed_query(self, text: str) -> list[float]:
         raise AssertionError("not called")
 
+    def close(self) -> None:
+        """Nothing to release."""
+
 
 def _services() -> ChatServices:
     settings = get_settings()

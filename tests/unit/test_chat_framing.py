@@ -51,6 +51,9 @@ class NoEmbedder:
     def embed_query(self, text: str) -> list[float]:
         raise AssertionError("not called")
 
+    def close(self) -> None:
+        """Nothing to release."""
+
 
 class FakeMemory:
     """The memory port, recording which read each turn made."""

@@ -2,8 +2,8 @@
 
 A chunk settles exactly once (done or failed) and releases its document's counter; an answer
 the model gave in prose, or empty, is a chunk with no graph, not a failure and not a retry.
-The task keeps its own outbox row: the read that starts it renews the row's lease, and the
-transaction that ends it (settled, or stale) deletes the row, so a task costs two
+The task's lease on its outbox row (`TaskLease`, from the worker) is renewed by the read that
+starts it and settled by the transaction that ends it (settled, or stale), so a task costs two
 transactions around its LLM call, not five.
 """
 
@@ -27,11 +27,8 @@ from graphrag.db.lifecycle import finish_chunk_subtask
 from graphrag.db.live_attempt import hold_live
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
 from graphrag.db.outbox import (
-    TaskRequest,
-    end_own_task,
-    extract_chunk,
+    TaskLease,
     started_with,
-    task_key_params,
 )
 from graphrag.errors import (
     EmbeddingError,
@@ -99,10 +96,7 @@ class _Key:
     knowledge_id: uuid.UUID
     attempt: int
     chunk_id: uuid.UUID
-
-    @property
-    def task(self) -> TaskRequest:
-        return extract_chunk(self.knowledge_id, self.attempt, self.chunk_id)
+    lease: TaskLease  # the task's outbox row, renewed by the read, settled with the chunk
 
 
 _K, _C, _B = (core_table(model).c for model in (Knowledge, Chunk, KnowledgeBase))
@@ -152,7 +146,7 @@ def time_limit_reason(settings: Settings) -> str:
 
 def _load(ctx: GraphContext, key: _Key) -> _Work | None:
     """The chunk's work while its attempt waits for it, its task's lease started from now."""
-    params = {"p_chunk": key.chunk_id, "p_id": key.knowledge_id, **task_key_params(key.task)}
+    params = {"p_chunk": key.chunk_id, "p_id": key.knowledge_id, **key.lease.params()}
     rows = execute_alone(ctx.sessions, _LOAD, params)
     if not rows:
         return None
@@ -223,6 +217,7 @@ def extract_chunk_graph(
     knowledge_id: uuid.UUID,
     attempt: int,
     chunk_id: uuid.UUID,
+    lease: TaskLease,
     *,
     final_try: bool,
 ) -> ChunkOutcome:
@@ -233,11 +228,11 @@ def extract_chunk_graph(
     the note of its retry.
     """
     spend = _Spend(time.monotonic())
-    key = _Key(knowledge_id, attempt, chunk_id)
+    key = _Key(knowledge_id, attempt, chunk_id, lease)
     work = _load(ctx, key)
     if work is None:
         with session_scope(ctx.sessions) as session:
-            end_own_task(session, key.task)
+            key.lease.settle(session)
         return ChunkOutcome.STALE
     try:
         return _run(ctx, work, key, spend, final_try)
@@ -295,7 +290,7 @@ def _write_and_settle(
     with session_scope(ctx.sessions) as session:
         if not hold_live(session, work.kb_id, key.knowledge_id, key.attempt):
             add_cost(session, key.knowledge_id, key.attempt, spend.cost(timed=False))
-            end_own_task(session, key.task)
+            key.lease.settle(session)
             live = False
         else:
             graph = read.outcome.data
@@ -312,10 +307,15 @@ def _write_and_settle(
 
 
 def fail_chunk(
-    ctx: GraphContext, knowledge_id: uuid.UUID, attempt: int, chunk_id: uuid.UUID, reason: str
+    ctx: GraphContext,
+    knowledge_id: uuid.UUID,
+    attempt: int,
+    chunk_id: uuid.UUID,
+    lease: TaskLease,
+    reason: str,
 ) -> None:
     """Settle a chunk as failed for a reason found outside the extraction (e.g. a time limit)."""
-    key = _Key(knowledge_id, attempt, chunk_id)
+    key = _Key(knowledge_id, attempt, chunk_id, lease)
     _settle(ctx, key, GraphStatus.FAILED, reason, _Spend(time.monotonic()))
 
 
@@ -361,7 +361,7 @@ def _settle_in(
     elif status is ParseStatus.COMPLETED:
         _count_drops(session, key)
         _count_graph(ctx, session, key, strict=outcome is GraphStatus.DONE)
-    end_own_task(session, key.task)
+    key.lease.settle(session)
 
 
 def _count_drops(session: Session, key: _Key) -> None:

@@ -75,17 +75,20 @@ def update_base(
     kb_id: uuid.UUID,
     data: KnowledgeBaseUpdate,
 ) -> GraphSwitchOutcome:
-    """Change a base (`kb.service.update_kb`); a graph switched on builds the graph of its
-    completed documents, one switched off stops the extraction still owed."""
+    """Change a base (`kb.service.update_kb`) under its row lock, and what its graph switch
+    calls for in the same transaction: switched on, the base's graph indexes and the
+    extraction of its completed documents; switched off, the extraction still owed stops."""
     row = kb_service.get_kb_row(session, tenant_id, kb_id, for_update=True)
     was_on = kb_service.kb_graph_on(settings, row)
-    base = kb_service.update_kb(session, settings, graph, tenant_id, kb_id, data)
+    kb_service.update_kb(session, settings, row, data)
+    now_on = kb_service.kb_graph_on(settings, row)
     queued = 0
-    if base.graph_on and not was_on:
-        queued = start_graph_for_base(session, settings, base.id)
-    elif was_on and not base.graph_on:
-        stop_graph_for_base(session, base.id)
-    return GraphSwitchOutcome(base=base, tasks_queued=queued)
+    if now_on and not was_on:
+        graph.ensure_kb_indexes(row.id)
+        queued = start_graph_for_base(session, settings, row.id)
+    elif was_on and not now_on:
+        stop_graph_for_base(session, row.id)
+    return GraphSwitchOutcome(base=kb_service.to_public(settings, row), tasks_queued=queued)
 
 
 def start_graph_for_base(session: Session, settings: Settings, kb_id: uuid.UUID) -> int:

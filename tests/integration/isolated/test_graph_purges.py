@@ -19,8 +19,6 @@ from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.documents import request_delete, request_reparse
-from graphrag.ingest.processing import process_document
-from graphrag.ingest.purge import purge_document, purge_knowledge_base
 from graphrag.ingest.reconcile import reconcile
 from graphrag.kb.service import request_kb_delete
 from graphrag.settings import Settings
@@ -29,6 +27,7 @@ from tests.support.isolated_worker import (
     core_context,
     read_document,
 )
+from tests.support.task_leases import process_document, purge_document, purge_knowledge_base
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from graphrag.extraction.models import ExtractConfig
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.documents import get_stages, request_reparse
-from graphrag.ingest.processing import ProcessOutcome, process_document
+from graphrag.ingest.processing import ProcessOutcome
 from graphrag.ingest.reconcile import reconcile
 from graphrag.kb.chunking import ChunkingConfig
 from graphrag.kb.schemas import IndexingStrategy, KnowledgeBaseCreate
@@ -31,6 +31,7 @@ from tests.support.isolated_worker import (
     core_context,
     read_document,
 )
+from tests.support.task_leases import process_document
 
 pytestmark = pytest.mark.integration
 
