@@ -38,10 +38,10 @@ from sqlalchemy import select
 from bench.harness import print_header, services_env
 from bench.name_span_llm import create_app
 from bench.retrieval_quality import _environment, _ingest, _load_jsonl, _settings
+from cli.services import command_services
 from graphrag.chat.schemas import ChatRequest, DeltaEvent, SessionCreate
 from graphrag.chat.service import run_chat, start_turn
-from graphrag.chat.sessions import create_session
-from graphrag.chat.standalone import open_chat_services
+from graphrag.chat.sessions import SessionAccess, create_session
 from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.db.models import Knowledge
 from graphrag.settings import Settings, project_root
@@ -91,13 +91,15 @@ def _ask(
     settings: Settings, kb_id: uuid.UUID, text: str, use_graph: bool
 ) -> tuple[str, list[tuple[int, uuid.UUID]]]:
     """One question through the chat path: the answer and its (passage number, document)."""
-    with open_chat_services(settings) as services:
+    with command_services(settings) as opened:
+        services = opened.chat()
         with session_scope(services.sessions) as session:
             tenant = ensure_tenant(session, settings.api.default_tenant)
             chat = create_session(
                 session, tenant, "bench", SessionCreate(kb_ids=[kb_id]), settings.chat
             )
-        turn = start_turn(services, tenant, chat.id, ChatRequest(query=text, use_graph=use_graph))
+        access = SessionAccess.bound_to(tenant, "bench", settings.memory.default_owner)
+        turn = start_turn(services, access, chat.id, ChatRequest(query=text, use_graph=use_graph))
         parts = [e.data.content for e in run_chat(services, turn) if isinstance(e.data, DeltaEvent)]
     return "".join(parts), [(ref.n, ref.knowledge_id) for ref in turn.references]
 

@@ -241,3 +241,6 @@ class NumpyEmbedder:
     def embed_query(self, text: str) -> list[float]:
         """The vector of one query."""
         return self.embed([text])[0]
+
+    def close(self) -> None:
+        """Nothing to release: the weights live as long as the bench."""

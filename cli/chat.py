@@ -6,7 +6,6 @@ from rich.console import Console
 from rich.table import Table
 
 from cli.services import command_services
-from graphrag.auth.models import Capability, Principal
 from graphrag.chat.schemas import ChatRequest, DeltaEvent, ErrorEvent, SessionCreate
 from graphrag.chat.service import run_chat, start_turn
 from graphrag.chat.sessions import SessionAccess, create_session
@@ -20,7 +19,6 @@ from graphrag.tenancy import ensure_tenant
 __all__ = ["ask"]
 
 CLI_OWNER = "cli"
-_CLI_CAN = frozenset({Capability.READ, Capability.WRITE})
 
 
 def _graph_cell(graph: GraphContribution | None) -> str:
@@ -45,8 +43,7 @@ def ask(settings: Settings, console: Console, kb_name: str, question: str) -> bo
             request = SessionCreate(kb_ids=[kb_id])
             chat = create_session(session, tenant, CLI_OWNER, request, settings.chat)
         # The command line acts for its own memory owner, as a key bound to it would.
-        caller = Principal(tenant_id=tenant, capabilities=_CLI_CAN, owner=CLI_OWNER)
-        access = SessionAccess(tenant, caller, settings.memory.default_owner)
+        access = SessionAccess.bound_to(tenant, CLI_OWNER, settings.memory.default_owner)
         turn = start_turn(services, access, chat.id, ChatRequest(query=question))
         console.print(f"[bold]Q:[/] {question}\n[bold]A:[/] ", end="")
         for event in run_chat(services, turn):

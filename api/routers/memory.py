@@ -166,10 +166,8 @@ def entity_neighbourhood(name: InputText, owned: OwnedArchiveDep) -> EntityNeigh
 @router.get("/search")
 def search_memory_graph(
     q: Annotated[InputText, Query(description="words of an entity's name or description")],
-    _tenant: ReaderTenantDep,
-    memory: MemoryDep,
+    owned: OwnedArchiveDep,
     settings: SettingsDep,
-    who: OwnerDep,
     hops: Annotated[int | None, Query(ge=1, description="RELATES hops walked")] = None,
 ) -> MemorySubgraph:
     """The owner's memory entities matching `q` (name/description words, nearest facts), the
@@ -179,7 +177,7 @@ def search_memory_graph(
         raise InvalidInputError(f"q is 1 to {limits.max_query_chars} characters")
     if hops is not None and hops > limits.subgraph_max_hops:
         raise InvalidInputError(f"hops is 1 to {limits.subgraph_max_hops}", hops=hops)
-    return search_subgraph(memory, who, q, hops)
+    return search_subgraph(owned.memory, owned.owner, q, hops)
 
 
 @router.get("/core")

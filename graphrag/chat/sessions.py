@@ -61,6 +61,15 @@ class SessionAccess:
     caller: Principal
     default_owner: str  # the owner of a key bound to none
 
+    @classmethod
+    def bound_to(cls, tenant_id: uuid.UUID, owner: str, default_owner: str) -> SessionAccess:
+        """The reach of a caller that reads and writes as `owner` alone, as a key bound to that
+        owner would (the command line, benches)."""
+        can = frozenset({Capability.READ, Capability.WRITE})
+        return cls(
+            tenant_id, Principal(tenant_id=tenant_id, capabilities=can, owner=owner), default_owner
+        )
+
     @property
     def owner(self) -> str | None:
         """The one owner whose sessions the caller sees; None: every owner (`admin`)."""

@@ -12,10 +12,10 @@ import pytest
 from neo4j import Driver
 from sqlalchemy.orm import Session, sessionmaker
 
+from cli.services import command_services
 from graphrag.chat.schemas import ChatRequest, DeltaEvent, ErrorEvent, SessionCreate
 from graphrag.chat.service import run_chat, start_turn
-from graphrag.chat.sessions import create_session
-from graphrag.chat.standalone import open_chat_services
+from graphrag.chat.sessions import SessionAccess, create_session
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.extraction.models import ExtractConfig
@@ -128,12 +128,14 @@ def _new(path: Path) -> NewDocument:
 
 def _ask(settings: Settings, tenant: uuid.UUID, kb_id: uuid.UUID) -> tuple[str, list[str]]:
     """The demo question, as `graphrag demo` asks it: the answer and the cited files."""
-    with open_chat_services(settings) as services:
+    with command_services(settings) as opened:
+        services = opened.chat()
         with session_scope(services.sessions) as session:
             chat = create_session(
                 session, tenant, "demo-test", SessionCreate(kb_ids=[kb_id]), settings.chat
             )
-        turn = start_turn(services, tenant, chat.id, ChatRequest(query=settings.cli.demo_question))
+        access = SessionAccess.bound_to(tenant, "demo-test", settings.memory.default_owner)
+        turn = start_turn(services, access, chat.id, ChatRequest(query=settings.cli.demo_question))
         parts: list[str] = []
         for event in run_chat(services, turn):
             assert not isinstance(event.data, ErrorEvent), event.data
