@@ -332,6 +332,9 @@ CASES: dict[str, Callable[[World], None]] = {
     "GET /api/v1/memory/entities/{name}": _answers_without_b(
         "GET", f"{V1}/memory/entities/Ada Moreau"
     ),
+    "GET /api/v1/memory/search": _answers_without_b(
+        "GET", f"{V1}/memory/search", params={"q": "Ada Moreau green tea"}
+    ),
     "GET /api/v1/memory/core": _answers_without_b("GET", f"{V1}/memory/core"),
     "GET /api/v1/interactions": _missing("GET", V1 + "/interactions?kb_id={kb}"),
     "PUT /api/v1/memory/core/{section}": _write_core,
