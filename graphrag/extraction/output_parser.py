@@ -19,10 +19,8 @@ from enum import StrEnum
 from typing import Any
 
 import json_repair
-from pydantic import BaseModel, ConfigDict, Field
 
-from graphrag.extraction.drops import DropCounts
-from graphrag.extraction.graph_cleanup import ParseOptions, clean_graph
+from graphrag.extraction.graph_cleanup import CleanedGraph, ParseOptions, clean_graph
 from graphrag.extraction.output_shapes import RawGraph, read_graph_value
 from graphrag.graph.models import GraphData
 from graphrag.text_scan import (
@@ -73,24 +71,10 @@ class OutputKind(StrEnum):
     UNRECOGNIZED = "unrecognized"  # valid JSON of no graph shape
 
 
-class ParseOutcome(BaseModel):
+class ParseOutcome(CleanedGraph):
     """The graph read from one answer, what the answer was, and what the cleanup dropped."""
 
-    model_config = ConfigDict(frozen=True)
-
-    data: GraphData
     kind: OutputKind
-    drops: DropCounts = Field(default_factory=DropCounts)
-
-    @property
-    def dropped_nodes(self) -> int:
-        """Raw nodes the cleanup left out, all reasons together."""
-        return self.drops.dropped_entities
-
-    @property
-    def dropped_relations(self) -> int:
-        """Raw relations the cleanup left out, all reasons together."""
-        return self.drops.dropped_relations
 
 
 def parse_graph_output(text: str | None, options: ParseOptions) -> ParseOutcome:

@@ -11,8 +11,6 @@ own (`graphrag serve`), so a frozen API fails the test instead of freezing it.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,8 +20,7 @@ import httpx
 import pytest
 
 from tests.support.api_helpers import create_kb, upload
-from tests.support.http_server import STARTUP_TIMEOUT_S, free_port
-from tests.support.services import ROOT, worker_environment
+from tests.support.api_process import api_process
 
 pytestmark = pytest.mark.e2e
 
@@ -36,25 +33,8 @@ PROBE_PAUSE_S = 0.05
 @pytest.fixture()
 def own_api(settings_env: dict[str, str]) -> Iterator[str]:
     """`graphrag serve` in a subprocess on the session's services; its URL once it answers."""
-    port = free_port()
-    env = {**worker_environment(settings_env), "ENVIRONMENT": "test"}
-    command = [sys.executable, "-m", "cli.main", "serve", "--port", str(port)]
-    proc = subprocess.Popen(command, cwd=ROOT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "the API did not start"
-            time.sleep(PROBE_PAUSE_S)
+    with api_process(settings_env) as url:
         yield url
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_health_answers_while_a_crafted_upload_is_sniffed(
