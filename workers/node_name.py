@@ -1,7 +1,7 @@
 """A worker's default Celery node name: its queues, then `@%h` (Celery puts in the host name).
 
 Two workers on one host that consume different queues (the graph worker and the docparse
-worker of the README's layout) get different names without being told, so their heartbeats,
+worker of the documented layout) get different names without being told, so their heartbeats,
 pings and `/api/v1/system` entries never collide. Two workers with the same queues on one host
 still need `--name`.
 """

@@ -4,7 +4,7 @@ One journey, as a new user takes it: sign in, create a base with the graph on, d
 watch them complete live, open a chunk, ask a question and open a citation, stop an answer, walk
 the graph to a source chunk, run an extraction preview and apply it, manage keys; then another
 tenant's key sees none of it. Screenshots of each page (1280x800) go to a temporary folder, or
-to the README's docs/screenshots/ with `CONSOLE_SCREENSHOTS=docs` (a test run leaves the tree as
+to docs/screenshots/ with `CONSOLE_SCREENSHOTS=docs` (a test run leaves the tree as
 it found it).
 """
 

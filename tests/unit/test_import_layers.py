@@ -4,7 +4,7 @@ The layers are written once, in `docs/layers.toml`. Each package of the core (`g
 on one layer and imports only its own package and the layers below it; packages that share a
 layer do not import each other. The core never imports the web or task frameworks, nor the
 packages on top of it (`api/`, `workers/`, `cli/`); each of those imports the core and only the
-parts of the others that the file names. The README shows the same tables.
+parts of the others that the file names. docs/architecture.md shows the same tables.
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ def _cell(names: list[str]) -> str:
 
 
 def layer_tables() -> list[str]:
-    """The README's two layer tables (the core's, the packages on top), as Markdown."""
+    """The two layer tables of docs/architecture.md (core, packages on top), as Markdown."""
     core = ["| layer | packages | holds |", "|---|---|---|"]
     for number, layer in enumerate(SPEC["core"], start=1):
         names: list[str] = []
@@ -262,8 +262,8 @@ def layer_tables() -> list[str]:
     return ["\n".join(core) + "\n", "\n".join(top) + "\n"]
 
 
-def test_the_readme_shows_the_layers_file() -> None:
-    """The README's tables are written from `docs/layers.toml`: paste the expected one there."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_architecture_page_shows_the_layers_file() -> None:
+    """docs/architecture.md's tables come from `docs/layers.toml`: paste the expected ones."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     for table in layer_tables():
-        assert table in readme, f"README.md must show, as written from docs/layers.toml:\n{table}"
+        assert table in page, f"docs/architecture.md must show, from docs/layers.toml:\n{table}"
