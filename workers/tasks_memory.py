@@ -9,7 +9,7 @@ from typing import Any
 from graphrag.db.outbox import TaskLease, TaskName
 from graphrag.errors import GraphStoreError
 from graphrag.memory.idle_sweep import queue_idle_closes
-from graphrag.memory.models import MemoryOwner
+from graphrag.memory.records import MemoryOwner
 from graphrag.memory.session_close import close_session as close_memory_session
 from workers.celery_app import app
 from workers.scope import process_scope

@@ -26,14 +26,14 @@ from graphrag.errors import ArchivalMemoryDisabledError, InvalidInputError, NotF
 from graphrag.memory import core_memory, facts_service
 from graphrag.memory.context import ARCHIVAL_OFF, MemoryContext
 from graphrag.memory.idle_sweep import request_close
-from graphrag.memory.models import (
+from graphrag.memory.recall_log import last_close_report
+from graphrag.memory.records import (
     EntityNeighbourhood,
     MemoryFact,
     MemoryOwner,
     ScoredFact,
     SessionCloseReport,
 )
-from graphrag.memory.recall_log import last_close_report
 from graphrag.memory.schemas import (
     CoreSectionWrite,
     FactCreate,

@@ -7,7 +7,7 @@ from enum import StrEnum
 from time import perf_counter
 from typing import NamedTuple
 
-from graphrag.chat import plugins
+from graphrag.chat import stages
 from graphrag.chat.turn import ChatServices, ChatTurn
 from graphrag.timing import elapsed_ms
 
@@ -44,13 +44,13 @@ StageOrder = tuple[Stage, ...]
 
 # Knowledge chat: every stage up to the prompt.
 PREPARE_ORDER: StageOrder = (
-    Stage(ChatStage.LOAD_HISTORY, plugins.load_history),
-    Stage(ChatStage.MEMORY_RECALL, plugins.recall_memory),
-    Stage(ChatStage.QUERY_UNDERSTAND, plugins.understand_query),
-    Stage(ChatStage.QUERY_DECOMPOSE, plugins.decompose_query),
-    Stage(ChatStage.CHUNK_SEARCH, plugins.chunk_search),
-    Stage(ChatStage.MERGE, plugins.merge_hits),
-    Stage(ChatStage.PROMPT, plugins.build_prompt),
+    Stage(ChatStage.LOAD_HISTORY, stages.load_history),
+    Stage(ChatStage.MEMORY_RECALL, stages.recall_memory),
+    Stage(ChatStage.QUERY_UNDERSTAND, stages.understand_query),
+    Stage(ChatStage.QUERY_DECOMPOSE, stages.decompose_query),
+    Stage(ChatStage.CHUNK_SEARCH, stages.chunk_search),
+    Stage(ChatStage.MERGE, stages.merge_hits),
+    Stage(ChatStage.PROMPT, stages.build_prompt),
 )
 
 # The agent searches with its tools: only the conversation and the memory (the first two

@@ -23,10 +23,10 @@ from graphrag.memory.clock import Clock, system_clock
 from graphrag.memory.compaction import compact_session
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.core_memory import read_core
-from graphrag.memory.models import MemoryOwner
 from graphrag.memory.prompt_block import render_memory_block
 from graphrag.memory.recall import session_start_recall
 from graphrag.memory.recall_log import record_exchange
+from graphrag.memory.records import MemoryOwner
 from graphrag.memory.session_close import close_session
 
 __all__ = [

@@ -13,7 +13,7 @@ from typing import Any
 from graphrag.graph.vector_checks import VectorUse, searchable, skip_unsearchable
 from graphrag.memory import cypher
 from graphrag.memory.graph_io import MemoryGraphIO, Statement
-from graphrag.memory.models import MemoryFact, MemoryOwner, NewFact, SimilarFact
+from graphrag.memory.records import MemoryFact, MemoryOwner, NewFact, SimilarFact
 from graphrag.settings import MemorySettings
 
 __all__ = ["MemoryArchive", "cosine_from_score", "owner_params"]

@@ -11,10 +11,10 @@ from graphrag.llm.messages import ChatMessage
 from graphrag.memory.compaction import compact_session
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.core_memory import read_core, render_core_block
-from graphrag.memory.models import MemoryOwner
 from graphrag.memory.prompt_block import render_memory_block
 from graphrag.memory.recall import session_start_recall
 from graphrag.memory.recall_log import record_exchange
+from graphrag.memory.records import MemoryOwner
 
 __all__ = ["ChatMemory"]
 

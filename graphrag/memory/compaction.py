@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from graphrag.llm.messages import ChatMessage
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.context_budget import BudgetedContext, fit_context
-from graphrag.memory.models import FactKind, MemoryOwner, NewFact
+from graphrag.memory.records import FactKind, MemoryOwner, NewFact
 
 __all__ = ["CompactionResult", "compact_session", "summary_fact_id"]
 

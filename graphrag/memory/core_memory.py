@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.models import CoreMemory
 from graphrag.errors import InvalidInputError, NotFoundError
-from graphrag.memory.models import MemoryOwner
+from graphrag.memory.records import MemoryOwner
 from graphrag.memory.text_checks import check_storable
 from graphrag.settings import MemorySettings
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from graphrag.memory.archive import MemoryArchive
-from graphrag.memory.models import MemoryOwner, NewFact, SimilarFact
+from graphrag.memory.records import MemoryOwner, NewFact, SimilarFact
 
 __all__ = ["KeptFact", "cosine", "filter_duplicates", "nearest_stored"]
 

@@ -12,7 +12,7 @@ from graphrag.memory import cypher
 from graphrag.memory.archive import cosine_from_score, owner_params
 from graphrag.memory.graph_io import MemoryGraphIO, Statement
 from graphrag.memory.mentions import entity_key, names_in_text
-from graphrag.memory.models import (
+from graphrag.memory.records import (
     EntityNeighbourhood,
     EntityRelation,
     LinkedKbEntity,

@@ -9,7 +9,8 @@ from graphrag.db.pages import Page, page_offset
 from graphrag.errors import ConflictError, InvalidInputError, NotFoundError
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.dedup import nearest_stored
-from graphrag.memory.models import (
+from graphrag.memory.recall import search_facts
+from graphrag.memory.records import (
     EntityNeighbourhood,
     FactKind,
     MemoryFact,
@@ -17,7 +18,6 @@ from graphrag.memory.models import (
     NewFact,
     ScoredFact,
 )
-from graphrag.memory.recall import search_facts
 from graphrag.memory.text_checks import check_storable, has_control_chars
 from graphrag.settings import MemorySettings
 

@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.db.engine import session_scope
 from graphrag.db.outbox import TaskRequest, close_memory_session, enqueue
 from graphrag.memory.clock import MS_PER_S, Clock, datetime_from_ms, system_clock
-from graphrag.memory.models import MemoryOwner
 from graphrag.memory.recall_log import idle_sessions
+from graphrag.memory.records import MemoryOwner
 from graphrag.settings import MemorySettings
 
 __all__ = ["queue_idle_closes", "request_close", "sessions_due_for_close"]

@@ -21,8 +21,8 @@ from graphrag.extraction.prompt_builder import graph_response_format
 from graphrag.graph.models import GraphData
 from graphrag.llm.client import LlmClient
 from graphrag.llm.prompts import load_prompt
-from graphrag.memory.models import FactKind, LlmStatus, NewFact, SessionEntity, SessionRelation
 from graphrag.memory.recall_log import RecallEntry
+from graphrag.memory.records import FactKind, LlmStatus, NewFact, SessionEntity, SessionRelation
 from graphrag.memory.session_facts import clip
 from graphrag.settings import ExtractionSettings, MemorySettings
 

@@ -19,7 +19,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from graphrag.memory.context import MemoryContext
-from graphrag.memory.models import MemoryOwner, ScoredFact, SimilarFact
+from graphrag.memory.records import MemoryOwner, ScoredFact, SimilarFact
 from graphrag.memory.scoring import rank_facts
 from graphrag.memory.subgraph import search_subgraph
 

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from graphrag.db.enums import MessageRole
 from graphrag.db.models import RecallMemory
 from graphrag.memory.clock import Clock, datetime_from_ms, system_clock
-from graphrag.memory.models import MemoryOwner, SessionCloseReport
+from graphrag.memory.records import MemoryOwner, SessionCloseReport
 
 __all__ = [
     "CLOSE_EVENT",

@@ -6,7 +6,7 @@ import uuid
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphrag.memory.models import FactKind
+from graphrag.memory.records import FactKind
 from graphrag.text_input import InputText, RequestModel
 
 __all__ = [

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable
 
 from graphrag.memory.clock import MS_PER_S
-from graphrag.memory.models import MemoryFact, ScoredFact, SimilarFact
+from graphrag.memory.records import MemoryFact, ScoredFact, SimilarFact
 from graphrag.settings import MemorySettings
 
 __all__ = ["elapsed_seconds", "frequency", "rank_facts", "recency", "score_fact"]

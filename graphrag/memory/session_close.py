@@ -33,7 +33,8 @@ from graphrag.memory.llm_extraction import (
     graph_relations,
 )
 from graphrag.memory.mentions import entity_key, names_in_text
-from graphrag.memory.models import (
+from graphrag.memory.recall_log import mark_closed, session_messages
+from graphrag.memory.records import (
     LlmStatus,
     MemoryOwner,
     NewFact,
@@ -41,7 +42,6 @@ from graphrag.memory.models import (
     SessionEntity,
     SessionRelation,
 )
-from graphrag.memory.recall_log import mark_closed, session_messages
 from graphrag.memory.session_facts import deterministic_facts, files_mentioned, recorded_entities
 
 __all__ = ["close_session"]

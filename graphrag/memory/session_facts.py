@@ -17,8 +17,8 @@ from collections.abc import Iterator, Sequence
 
 from graphrag.db.enums import MessageRole
 from graphrag.graph.models import normalize_space
-from graphrag.memory.models import FactKind, NewFact, SessionEntity
 from graphrag.memory.recall_log import ENTITIES_KEY, RecallEntry
+from graphrag.memory.records import FactKind, NewFact, SessionEntity
 from graphrag.settings import MemorySettings
 from graphrag.text_scan import is_word_char
 

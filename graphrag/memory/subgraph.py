@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from graphrag.memory import cypher
 from graphrag.memory.archive import owner_params
 from graphrag.memory.context import MemoryContext
-from graphrag.memory.models import MemoryFact, MemoryOwner
+from graphrag.memory.records import MemoryFact, MemoryOwner
 
 __all__ = ["MemorySubgraph", "SubgraphEntity", "SubgraphRelation", "search_subgraph"]
 

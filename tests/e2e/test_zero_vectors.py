@@ -19,7 +19,7 @@ from graphrag.db.models import Chunk, Knowledge
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.graph.store import DisabledGraphStore
 from graphrag.kb.schemas import KnowledgeBaseCreate
-from graphrag.memory.models import FactKind, MemoryOwner, NewFact
+from graphrag.memory.records import FactKind, MemoryOwner, NewFact
 from graphrag.search.openai_embedder import OpenAiCompatibleEmbedder
 from graphrag.settings import Settings
 from tests.e2e.test_graph_build import document_text, graph_kb, script_extractions

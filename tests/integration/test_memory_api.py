@@ -17,8 +17,8 @@ from graphrag.db.enums import OutboxStatus
 from graphrag.db.models import OutboxTask, RecallMemory
 from graphrag.db.outbox import TaskName
 from graphrag.memory.clock import system_clock
-from graphrag.memory.models import MemoryOwner
 from graphrag.memory.recall_log import CLOSE_EVENT, record_exchange
+from graphrag.memory.records import MemoryOwner
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.memory_helpers import ManualClock, new_chat_session

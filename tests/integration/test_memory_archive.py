@@ -24,9 +24,9 @@ from graphrag.memory.compaction import compact_session, summary_fact_id
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.dedup import filter_duplicates
 from graphrag.memory.facts_service import add_fact, search
-from graphrag.memory.models import FactKind, MemoryOwner, NewFact
 from graphrag.memory.recall import session_start_recall
 from graphrag.memory.recall_log import record_exchange
+from graphrag.memory.records import FactKind, MemoryOwner, NewFact
 from graphrag.settings import Settings
 from graphrag.tenancy import ensure_tenant
 from tests.support.graph_helpers import remove_label

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.entity_graph import MemoryEntityGraph
-from graphrag.memory.models import MemoryOwner, SessionEntity, SessionRelation
+from graphrag.memory.records import MemoryOwner, SessionEntity, SessionRelation
 from graphrag.settings import Settings
 from tests.support.memory_helpers import ManualClock, memory_context
 

@@ -16,7 +16,6 @@ from graphrag.memory.context import MemoryContext
 from graphrag.memory.core_memory import write_section
 from graphrag.memory.idle_sweep import sessions_due_for_close
 from graphrag.memory.mentions import names_in_text
-from graphrag.memory.models import LlmStatus, MemoryOwner
 from graphrag.memory.recall import RecallPhase, session_start_recall
 from graphrag.memory.recall_log import (
     RecallEntry,
@@ -24,6 +23,7 @@ from graphrag.memory.recall_log import (
     last_close_report,
     record_exchange,
 )
+from graphrag.memory.records import LlmStatus, MemoryOwner
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.memory_helpers import (

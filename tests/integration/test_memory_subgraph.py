@@ -18,8 +18,8 @@ from graphrag.auth.models import Capability
 from graphrag.memory.archive import MemoryArchive
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.entity_graph import MemoryEntityGraph
-from graphrag.memory.models import FactKind, MemoryOwner, NewFact, SessionEntity, SessionRelation
 from graphrag.memory.recall import RecallPhase, session_start_recall
+from graphrag.memory.records import FactKind, MemoryOwner, NewFact, SessionEntity, SessionRelation
 from graphrag.memory.subgraph import search_subgraph
 from graphrag.settings import Settings
 from tests.support.auth_helpers import bearer, make_key

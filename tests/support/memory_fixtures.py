@@ -8,7 +8,7 @@ import pytest
 from neo4j import Driver
 from sqlalchemy.orm import Session, sessionmaker
 
-from graphrag.memory.models import MemoryOwner
+from graphrag.memory.records import MemoryOwner
 from graphrag.settings import Settings
 from tests.support.memory_helpers import ManualClock, owned_memory
 

@@ -19,7 +19,7 @@ from graphrag.memory.clock import Clock
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.graph_io import MemoryGraphIO
 from graphrag.memory.graph_schema import ensure_memory_schema
-from graphrag.memory.models import MemoryOwner
+from graphrag.memory.records import MemoryOwner
 from graphrag.search.embeddings import Embedder, build_embedder
 from graphrag.settings import EmbeddingSettings, Settings
 from graphrag.tenancy import ensure_tenant

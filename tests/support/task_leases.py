@@ -11,7 +11,7 @@ from graphrag.ingest import processing, purge
 from graphrag.ingest.context import IngestContext
 from graphrag.memory import session_close
 from graphrag.memory.context import MemoryContext
-from graphrag.memory.models import MemoryOwner, SessionCloseReport
+from graphrag.memory.records import MemoryOwner, SessionCloseReport
 
 __all__ = ["close_session", "process_document", "purge_document", "purge_knowledge_base"]
 

@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.chat.pipeline import StageOrder
-from graphrag.chat.plugins import recall_memory
 from graphrag.chat.schemas import (
     AgentStep,
     ChatEventType,
@@ -23,6 +22,7 @@ from graphrag.chat.schemas import (
     StepKind,
 )
 from graphrag.chat.service import chat_answer, complete_turn, run_turn
+from graphrag.chat.stages import recall_memory
 from graphrag.chat.turn import ChatServices, ChatTurn, TurnUsage
 from graphrag.errors import (
     EmbeddingError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphrag.memory.models import SessionCloseReport
+from graphrag.memory.records import SessionCloseReport
 
 pytestmark = pytest.mark.unit
 

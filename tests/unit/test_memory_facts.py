@@ -10,8 +10,8 @@ from graphrag.db.enums import MessageRole
 from graphrag.memory import cypher
 from graphrag.memory.llm_extraction import transcript
 from graphrag.memory.mentions import entity_key, names_in_text
-from graphrag.memory.models import FactKind
 from graphrag.memory.recall_log import RecallEntry
+from graphrag.memory.records import FactKind
 from graphrag.memory.session_facts import deterministic_facts, recorded_entities
 from graphrag.settings import MemorySettings, get_settings
 

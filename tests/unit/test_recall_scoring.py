@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from graphrag.memory.models import FactKind, MemoryFact, SimilarFact
+from graphrag.memory.records import FactKind, MemoryFact, SimilarFact
 from graphrag.memory.scoring import elapsed_seconds, frequency, rank_facts, recency, score_fact
 from graphrag.settings import MemorySettings, get_settings
 
