@@ -70,7 +70,7 @@ class _MeteredLlm:
         self, messages: list[ChatMessage], tools: list[dict[str, Any]], max_tokens: int
     ) -> ToolReply:
         reply = self._llm.complete_tools(messages, tools, max_tokens)
-        self._usage.add(reply.prompt_tokens, reply.completion_tokens)
+        self._usage.add(reply.usage)
         return reply
 
 

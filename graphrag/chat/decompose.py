@@ -84,7 +84,7 @@ def decompose_question(
         messages, _schema(chat.decompose_max_questions), max_tokens=chat.decompose_max_tokens
     )
     if usage is not None:
-        usage.add_reply(reply)
+        usage.add(reply.usage)
     parts = parse_sub_questions(reply.content, chat.decompose_max_questions, chat.max_query_chars)
     log.debug("sub-questions: %s", parts)
     return parts if len(parts) > 1 else []

@@ -64,7 +64,7 @@ class KnowledgeProducer:
                 turn.messages, services.settings.chat.answer_max_tokens, usage
             )
         finally:
-            turn.usage.add(usage.prompt_tokens, usage.completion_tokens)
+            turn.usage.add(usage)
 
     def references_event(self, turn: ChatTurn) -> ReferencesEvent:
         """The numbered passages of the prompt."""

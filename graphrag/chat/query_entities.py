@@ -60,7 +60,7 @@ def extract_query_entities(
     messages = prompt.render(question=question).messages()
     reply = llm.complete(messages, _LIST_SCHEMA, max_tokens=max_tokens)
     if usage is not None:
-        usage.add_reply(reply)
+        usage.add(reply.usage)
     names = parse_entity_list(reply.content, settings.max_name_chars)
     log.debug("question entities: %s", names)
     return names

@@ -184,7 +184,7 @@ def _sub_answers(
                 messages = template.render(question=sub, passages=passages).messages()
                 max_tokens = services.settings.chat.sub_answer_max_tokens
                 reply = services.llm.complete(messages, max_tokens=max_tokens)
-                turn.usage.add_reply(reply)
+                turn.usage.add(reply.usage)
                 answer = " ".join(reply.content.split())
             except LlmUnavailableError as exc:
                 log.warning("sub-question not answered: %s", exc.message)

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.chat.schemas import AgentStep, ChatRequest, ChatUsage, ErrorEvent, Reference
 from graphrag.errors import GraphragError
 from graphrag.graph.store import GraphStore
-from graphrag.llm.client import LlmClient, LlmReply
+from graphrag.llm.client import LlmClient, TokenUsage
 from graphrag.llm.messages import ChatMessage
 from graphrag.search.embeddings import Embedder
 from graphrag.search.models import KbScope, SearchHit
@@ -69,22 +69,14 @@ class TurnUsage:
     llm_calls: int = 0
     reported_calls: int = 0  # calls whose server sent its counts
 
-    def add(self, prompt_tokens: int | None, completion_tokens: int | None) -> None:
-        """One call's counts (None: the server did not report them)."""
+    def add(self, usage: TokenUsage) -> None:
+        """One call's counts (a count of None: the server did not report it)."""
         self.llm_calls += 1
-        if prompt_tokens is None and completion_tokens is None:
+        if not usage.reported:
             return
         self.reported_calls += 1
-        self.prompt_tokens += prompt_tokens or 0
-        self.completion_tokens += completion_tokens or 0
-
-    def add_reply(self, reply: LlmReply) -> None:
-        """One non-streamed call. `LlmReply` holds 0 for counts the server did not send; a
-        real prompt is never 0 tokens, so that reads as not reported."""
-        if reply.prompt_tokens:
-            self.add(reply.prompt_tokens, reply.completion_tokens)
-        else:
-            self.add(None, None)
+        self.prompt_tokens += usage.prompt_tokens or 0
+        self.completion_tokens += usage.completion_tokens or 0
 
     def public(self) -> ChatUsage | None:
         """The sums as the `done` event and the JSON answer carry them; None if none reported."""

@@ -40,10 +40,19 @@ _TRANSIENT = (
 
 @dataclass
 class TokenUsage:
-    """Token counts of one completion as the LLM server reported them (None: not reported)."""
+    """Token counts of one completion as the LLM server reported them (None: not reported).
+
+    The one usage type of a call: plain completions, tool completions and streams all carry it;
+    sums over several calls (a chat turn, a document) are built from it.
+    """
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+
+    @property
+    def reported(self) -> bool:
+        """Whether the server sent any count."""
+        return self.prompt_tokens is not None or self.completion_tokens is not None
 
 
 class LlmReply:
@@ -54,14 +63,12 @@ class LlmReply:
         content: str,
         finish_reason: str | None,
         *,
-        prompt_tokens: int = 0,
-        completion_tokens: int = 0,
+        usage: TokenUsage | None = None,
         seconds: float = 0.0,
     ) -> None:
         self.content = content
         self.finish_reason = finish_reason
-        self.prompt_tokens = prompt_tokens
-        self.completion_tokens = completion_tokens
+        self.usage = usage or TokenUsage()
         self.seconds = seconds
 
 
@@ -74,8 +81,7 @@ class ToolReply(BaseModel):
     content: str
     finish_reason: str | None
     tool_calls: list[WireToolCall] = Field(default_factory=list)
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
 class _CompletionMessage(BaseModel):
@@ -87,16 +93,11 @@ class _CompletionChoice(BaseModel):
     finish_reason: str | None = None
 
 
-class _CompletionUsage(BaseModel):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-
-
 class _Completion(BaseModel):
     """What `complete` reads of a chat completion; anything else in the body is ignored."""
 
     choices: list[_CompletionChoice] = Field(default_factory=list)
-    usage: _CompletionUsage | None = None
+    usage: TokenUsage | None = None
 
 
 def _fold_system(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -229,12 +230,10 @@ class LlmClient:
         if not completion.choices:
             raise LlmUnavailableError("LLM answered without a choice", model=self.settings.model)
         choice = completion.choices[0]
-        usage = completion.usage
         reply = LlmReply(
             choice.message.content or "",
             choice.finish_reason,
-            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
-            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+            usage=completion.usage,
             seconds=seconds,
         )
         self._count_tokens(reply)
@@ -261,8 +260,8 @@ class LlmClient:
     def _count_tokens(self, reply: LlmReply) -> None:
         if self.metrics is not None:
             tokens = self.metrics.tokens
-            tokens.labels(self.settings.model, "prompt").inc(reply.prompt_tokens)
-            tokens.labels(self.settings.model, "completion").inc(reply.completion_tokens)
+            tokens.labels(self.settings.model, "prompt").inc(reply.usage.prompt_tokens or 0)
+            tokens.labels(self.settings.model, "completion").inc(reply.usage.completion_tokens or 0)
 
     def complete_tools(
         self, messages: list[ChatMessage], tools: list[dict[str, Any]], max_tokens: int
@@ -303,6 +302,7 @@ class LlmClient:
             content=choice.message.content or "",
             finish_reason=choice.finish_reason,
             tool_calls=calls,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
+            usage=TokenUsage(usage.prompt_tokens, usage.completion_tokens)
+            if usage
+            else TokenUsage(),
         )

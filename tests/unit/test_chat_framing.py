@@ -33,7 +33,7 @@ from graphrag.errors import (
     LlmUnavailableError,
 )
 from graphrag.graph.store import DisabledGraphStore
-from graphrag.llm.client import LlmClient, LlmReply
+from graphrag.llm.client import LlmClient, LlmReply, TokenUsage
 from graphrag.llm.messages import ChatMessage
 from graphrag.settings import get_settings
 
@@ -130,7 +130,7 @@ class FakeProducer:
         yield AgentStep(step=1, kind=StepKind.RESPOND, summary="ok")
 
     def answer(self, services: ChatServices, turn: ChatTurn) -> Iterator[str]:
-        turn.usage.add(11, 4)
+        turn.usage.add(TokenUsage(11, 4))
         for index, delta in enumerate(self.deltas):
             if index == self.fail_after:
                 raise self.failure
@@ -222,10 +222,10 @@ def test_core_memory_on_every_turn_recall_only_on_the_first() -> None:
 def test_usage_sums_only_what_the_server_reported() -> None:
     usage = TurnUsage()
     assert usage.public() is None
-    usage.add_reply(LlmReply("[]", "stop"))  # a server without usage leaves the reply's zeros
+    usage.add(LlmReply("[]", "stop").usage)  # a server that sent no usage
     assert usage.public() is None and usage.llm_calls == 1
-    usage.add_reply(LlmReply("[]", "stop", prompt_tokens=30, completion_tokens=2))
-    usage.add(None, None)
+    usage.add(LlmReply("[]", "stop", usage=TokenUsage(30, 2)).usage)
+    usage.add(TokenUsage(None, None))
     public = usage.public()
     assert public is not None
     assert (public.prompt_tokens, public.completion_tokens, public.total_tokens) == (30, 2, 32)

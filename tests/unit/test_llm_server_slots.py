@@ -102,11 +102,11 @@ def test_reply_carries_usage_and_latency_into_the_metrics(llm: ScriptedLlmServer
     reply = client.complete([ChatMessage(role="user", content="one two three")])
     recorded = llm.requests("/v1/chat/completions")[-1].usage
     assert recorded is not None
-    assert (reply.prompt_tokens, reply.completion_tokens) == (
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (
         recorded["prompt_tokens"],
         recorded["completion_tokens"],
     )
-    assert reply.completion_tokens == 2 and reply.seconds >= 0.1
-    assert sample("graphrag_llm_tokens_total", kind="prompt") - before == reply.prompt_tokens
+    assert reply.usage.completion_tokens == 2 and reply.seconds >= 0.1
+    assert sample("graphrag_llm_tokens_total", kind="prompt") - before == reply.usage.prompt_tokens
     assert sample("graphrag_llm_request_seconds_count") - count_before == 1
     assert sample("graphrag_llm_requests_total", outcome="ok") >= 1

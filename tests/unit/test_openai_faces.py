@@ -14,6 +14,7 @@ from graphrag.chat.turn import ChatTurn
 from graphrag.errors import InvalidInputError
 from graphrag.faces.openai_chat import conversation, usage_of
 from graphrag.faces.openai_schemas import CompletionRequest, openai_error_type
+from graphrag.llm.client import TokenUsage
 from graphrag.llm.messages import ChatMessage
 from graphrag.settings import FacesSettings, get_settings
 
@@ -111,9 +112,9 @@ def _turn(answer: str, messages: list[ChatMessage]) -> ChatTurn:
 def test_usage_is_the_servers_count_when_it_gave_one() -> None:
     turn = _turn("twelve chars", [ChatMessage(role="user", content="x" * 40)])
     assert usage_of(turn, 4.0) == {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}
-    turn.usage.add(7, 2)
-    turn.usage.add(None, None)  # a call the server reported nothing for adds nothing
-    turn.usage.add(5, 1)
+    turn.usage.add(TokenUsage(7, 2))
+    turn.usage.add(TokenUsage())  # a call the server reported nothing for adds nothing
+    turn.usage.add(TokenUsage(5, 1))
     assert usage_of(turn, 4.0) == {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
 
 

@@ -174,7 +174,10 @@ class _Spend:
         reply = self.reply
         if reply is None:
             return ChunkCost(seconds)
-        return ChunkCost(seconds, 1, reply.prompt_tokens, reply.completion_tokens, reply.seconds)
+        usage = reply.usage
+        return ChunkCost(
+            seconds, 1, usage.prompt_tokens or 0, usage.completion_tokens or 0, reply.seconds
+        )
 
 
 @dataclass(frozen=True)
