@@ -36,13 +36,14 @@ class ChatMemory:
         with session_scope(self.ctx.sessions) as db:
             core = read_core(db, who, self.ctx.settings)
         recalled = session_start_recall(self.ctx, who, query) if self.ctx.archival else None
-        return render_memory_block(core, recalled)
+        return render_memory_block(core, recalled, self.ctx.extraction.prompt_templates_dir)
 
     def core(self, tenant_id: uuid.UUID, owner: str) -> str:
         """Core memory alone, as a system-prompt block: PostgreSQL only, no fact is touched."""
         who = MemoryOwner(tenant_id=tenant_id, owner=owner)
         with session_scope(self.ctx.sessions) as db:
-            return render_core_block(read_core(db, who, self.ctx.settings))
+            core = read_core(db, who, self.ctx.settings)
+        return render_core_block(core, self.ctx.extraction.prompt_templates_dir)
 
     def fit_history(
         self,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import datetime
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import delete, func, select
@@ -17,11 +18,13 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.models import CoreMemory
 from graphrag.errors import InvalidInputError, NotFoundError
+from graphrag.llm.prompts import load_prompt
 from graphrag.memory.records import MemoryOwner
 from graphrag.memory.text_checks import check_storable
 from graphrag.settings import MemorySettings
 
 __all__ = [
+    "MEMORY_BLOCK_PROMPT",
     "CoreMemoryView",
     "CoreSection",
     "delete_section",
@@ -30,6 +33,7 @@ __all__ = [
     "write_section",
 ]
 
+MEMORY_BLOCK_PROMPT = "memory_block"
 _SECTION = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -118,7 +122,14 @@ def delete_section(db: Session, owner: MemoryOwner, section: str) -> None:
         raise NotFoundError("no such core memory section", section=section)
 
 
-def render_core_block(view: CoreMemoryView) -> str:
+def render_core_block(view: CoreMemoryView, templates: Path | None = None) -> str:
     """The core memory as a system-prompt block (empty when the owner has none)."""
-    parts = [f"## {s.section}\n{s.text.strip()}" for s in view.sections if s.text.strip()]
-    return "# Core memory\n" + "\n\n".join(parts) if parts else ""
+    prompt = load_prompt(MEMORY_BLOCK_PROMPT, templates)
+    parts = [
+        prompt.render_fragment("core_section", section=s.section, text=s.text.strip()).strip()
+        for s in view.sections
+        if s.text.strip()
+    ]
+    if not parts:
+        return ""
+    return (prompt.render(sections="\n\n".join(parts)).system or "").strip()
