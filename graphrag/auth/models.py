@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphrag.errors import ForbiddenError, OwnerForbiddenError
 from graphrag.text_input import InputText, RequestModel, encodable
+from graphrag.value_model import ValueModel
 
 __all__ = ["ApiKeyCreate", "ApiKeyCreated", "ApiKeyPublic", "Capability", "Principal"]
 
@@ -30,10 +31,8 @@ class Capability(StrEnum):
         return [cls(value) for value in stored if value in names]
 
 
-class Principal(BaseModel):
+class Principal(ValueModel):
     """The authenticated caller: its tenant and what it may do."""
-
-    model_config = ConfigDict(frozen=True)
 
     tenant_id: uuid.UUID
     key_id: uuid.UUID | None = None  # None: auth is off and the caller is the default tenant

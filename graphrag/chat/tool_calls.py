@@ -17,10 +17,11 @@ import json
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from graphrag.llm.messages import WireToolCall
 from graphrag.text_scan import NextFinder, ascii_lower, blocks, skip_spaces
+from graphrag.value_model import ValueModel
 
 __all__ = ["CallSource", "InvalidToolCall", "ParsedReply", "ToolCall", "parse_reply"]
 
@@ -41,20 +42,16 @@ class CallSource(StrEnum):
     XML = "xml"
 
 
-class ToolCall(BaseModel):
+class ToolCall(ValueModel):
     """A call that could be read: a tool name and an object of arguments."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-class InvalidToolCall(BaseModel):
+class InvalidToolCall(ValueModel):
     """A call that could not be read, with what was wrong and the raw text."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str | None
@@ -62,10 +59,8 @@ class InvalidToolCall(BaseModel):
     raw: str
 
 
-class ParsedReply(BaseModel):
+class ParsedReply(ValueModel):
     """The reply's text (written calls removed) and its calls, valid or not, in order."""
-
-    model_config = ConfigDict(frozen=True)
 
     content: str
     calls: list[ToolCall | InvalidToolCall] = Field(default_factory=list)

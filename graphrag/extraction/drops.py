@@ -10,7 +10,9 @@ from collections import Counter
 from collections.abc import Mapping
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from graphrag.value_model import ValueModel
 
 __all__ = ["DropCounts", "EntityDrop", "RelationDrop"]
 
@@ -36,10 +38,8 @@ class RelationDrop(StrEnum):
     OVER_CAP = "over_cap"  # past a cap (relations, or the nodes cap took an end away)
 
 
-class DropCounts(BaseModel):
+class DropCounts(ValueModel):
     """Entities and relations left out, per reason (reasons with no drop are absent)."""
-
-    model_config = ConfigDict(frozen=True)
 
     entities: dict[EntityDrop, int] = Field(default_factory=dict)
     relations: dict[RelationDrop, int] = Field(default_factory=dict)

@@ -31,6 +31,7 @@ from graphrag.extraction.name_guard import NameGuard, has_word_char
 from graphrag.extraction.output_shapes import RawGraph, RawRelation
 from graphrag.graph.models import GraphData, GraphNode, GraphRelation, normalize_space
 from graphrag.settings import ExtractionSettings
+from graphrag.value_model import ValueModel
 
 __all__ = ["CleanedGraph", "ParseOptions", "clean_graph"]
 
@@ -73,10 +74,8 @@ class ParseOptions(BaseModel):
         )
 
 
-class CleanedGraph(BaseModel):
+class CleanedGraph(ValueModel):
     """The clean graph and the raw nodes and relations that did not make it, per reason."""
-
-    model_config = ConfigDict(frozen=True)
 
     data: GraphData
     drops: DropCounts = Field(default_factory=DropCounts)

@@ -30,7 +30,7 @@ from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.graph.models import GraphRelation, normalize_space
 from graphrag.llm.client import LlmReply
 from graphrag.llm.messages import ChatMessage
-from graphrag.llm.prompts import load_prompt
+from graphrag.llm.prompts import PromptTemplate, load_prompt
 from graphrag.settings import ExtractionSettings, PreviewSettings
 from graphrag.text_input import Bounded, InputText, RequestModel
 from graphrag.text_scan import fenced_bodies, last_closing_end, remove_closed_blocks
@@ -179,6 +179,13 @@ def preview_relations(
     )
 
 
+def _ask(
+    llm: CompletionModel, template: PromptTemplate, limits: PreviewSettings, **values: str
+) -> str:
+    """The model's reply to `template` filled with `values`, within the previews' token cap."""
+    return llm.complete(template.render(**values).messages(), max_tokens=limits.max_tokens).content
+
+
 def write_sample_text(
     llm: CompletionModel,
     extraction: ExtractionSettings,
@@ -189,8 +196,7 @@ def write_sample_text(
     tags = _checked_tags(body.tags, extraction)
     template = load_prompt(SAMPLE_TEXT_PROMPT, extraction.prompt_templates_dir)
     listed = "\n".join(f"- {tag}" for tag in tags) or template.render_fragment("no_tags")
-    reply = llm.complete(template.render(tags=listed).messages(), max_tokens=limits.max_tokens)
-    text = _strip_reasoning(reply.content).strip()
+    text = _strip_reasoning(_ask(llm, template, limits, tags=listed)).strip()
     if not text:
         raise LlmUnavailableError("the model returned no text; try again")
     return SampleText(text=text[: limits.max_text_chars].rstrip())
@@ -205,8 +211,8 @@ def suggest_tags(
     """Relation labels the model proposes for `body.text` (possibly none)."""
     text = _checked_text(body.text, limits)
     template = load_prompt(SUGGEST_TAGS_PROMPT, extraction.prompt_templates_dir)
-    reply = llm.complete(template.render(text=text).messages(), max_tokens=limits.max_tokens)
-    labels = parse_tag_list(reply.content, limits.max_suggested_tags, extraction.max_name_chars)
+    reply = _ask(llm, template, limits, text=text)
+    labels = parse_tag_list(reply, limits.max_suggested_tags, extraction.max_name_chars)
     return TagSuggestions(tags=labels)
 
 

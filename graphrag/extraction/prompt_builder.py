@@ -22,14 +22,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from graphrag.extraction.models import ExtractConfig
 from graphrag.extraction.name_guard import prompt_example_names
 from graphrag.graph.models import GraphData
 from graphrag.llm.messages import ChatMessage
 from graphrag.llm.prompts import PromptTemplate, load_prompt
 from graphrag.settings import ExtractionSettings
+from graphrag.value_model import ValueModel
 
 __all__ = [
     "EXTRACT_GRAPH_PROMPT",
@@ -43,11 +42,9 @@ __all__ = [
 EXTRACT_GRAPH_PROMPT = "extract_graph"
 
 
-class ExtractionRequest(BaseModel):
+class ExtractionRequest(ValueModel):
     """What the extractor sends for one chunk: messages, the reply's JSON constraint, and the
     example names those messages show."""
-
-    model_config = ConfigDict(frozen=True)
 
     messages: list[ChatMessage]
     response_format: dict[str, Any]

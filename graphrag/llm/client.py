@@ -14,13 +14,14 @@ import httpx
 import openai
 from openai import OpenAI, Stream
 from openai.types.chat import ChatCompletionChunk
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from graphrag.errors import LlmRequestError, LlmUnavailableError
 from graphrag.llm.concurrency import LeaseSemaphore
 from graphrag.llm.messages import ChatMessage, WireToolCall
 from graphrag.metrics import LlmMetrics
 from graphrag.settings import LlmSettings
+from graphrag.value_model import ValueModel
 
 __all__ = ["LlmClient", "LlmReply", "TokenUsage", "ToolReply"]
 
@@ -72,11 +73,9 @@ class LlmReply:
         self.seconds = seconds
 
 
-class ToolReply(BaseModel):
+class ToolReply(ValueModel):
     """A completion that may ask for tools: its text, why it stopped, its native calls, and
     the server's token counts (None: not reported)."""
-
-    model_config = ConfigDict(frozen=True)
 
     content: str
     finish_reason: str | None

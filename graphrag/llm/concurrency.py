@@ -270,6 +270,13 @@ class LeaseSemaphore:
             log.warning("LLM slot leases of %s not renewed: %s", self.key, exc)
 
 
+def _lease_policy(settings: LlmSettings, max_hold_s: float) -> LeasePolicy:
+    """Leases of `llm.slot_*`, held at most `max_hold_s` (each kind of call has its own)."""
+    return LeasePolicy(
+        settings.slot_lease_s, settings.slot_renew_s, settings.slot_stale_after_s, max_hold_s
+    )
+
+
 def background_slots_key(settings: LlmSettings) -> str:
     """The Redis key of the background calls' slots of the configured model."""
     return f"graphrag:llm-slots:{settings.model}"
@@ -277,12 +284,7 @@ def background_slots_key(settings: LlmSettings) -> str:
 
 def background_policy(settings: LlmSettings) -> LeasePolicy:
     """The leases of the background slots (`llm.slot_*`, `llm.concurrency_max_hold_s`)."""
-    return LeasePolicy(
-        settings.slot_lease_s,
-        settings.slot_renew_s,
-        settings.slot_stale_after_s,
-        settings.concurrency_max_hold_s,
-    )
+    return _lease_policy(settings, settings.concurrency_max_hold_s)
 
 
 def background_limiter(
@@ -307,12 +309,7 @@ def interactive_slots_key(settings: LlmSettings) -> str:
 
 def interactive_policy(settings: LlmSettings) -> LeasePolicy:
     """The leases of the interactive slots (`llm.slot_*`, `llm.interactive_max_hold_s`)."""
-    return LeasePolicy(
-        settings.slot_lease_s,
-        settings.slot_renew_s,
-        settings.slot_stale_after_s,
-        settings.interactive_max_hold_s,
-    )
+    return _lease_policy(settings, settings.interactive_max_hold_s)
 
 
 def interactive_limiter(client: redis.Redis[bytes], settings: LlmSettings) -> LeaseSemaphore:

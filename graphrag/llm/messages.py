@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from graphrag.value_model import ValueModel
 
 __all__ = ["ChatMessage", "WireToolCall"]
 
 
-class WireToolCall(BaseModel):
+class WireToolCall(ValueModel):
     """A function call as the model sent it: `arguments` is its raw JSON text."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
@@ -28,11 +28,9 @@ class WireToolCall(BaseModel):
         }
 
 
-class ChatMessage(BaseModel):
+class ChatMessage(ValueModel):
     """One message of a chat completion request. An assistant message may carry the model's
     native tool calls; a `tool` message answers one of them by its id."""
-
-    model_config = ConfigDict(frozen=True)
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from graphrag.errors import PromptRenderError, PromptTemplateError
 from graphrag.llm.messages import ChatMessage
 from graphrag.settings import project_root
+from graphrag.value_model import ValueModel
 
 __all__ = [
     "DEFAULT_TEMPLATES_DIR",
@@ -70,10 +71,8 @@ class PromptFragment(BaseModel):
         return self
 
 
-class RenderedPrompt(BaseModel):
+class RenderedPrompt(ValueModel):
     """A template with its values filled in."""
-
-    model_config = ConfigDict(frozen=True)
 
     system: str | None
     user: str | None

@@ -11,9 +11,9 @@ import logging
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict
 
 from graphrag.settings import LlmSettings
+from graphrag.value_model import ValueModel
 
 __all__ = ["LlmServerInfo", "read_server_info", "server_root", "slot_limit"]
 
@@ -22,10 +22,8 @@ log = logging.getLogger(__name__)
 _API_SUFFIX = "/v1"
 
 
-class LlmServerInfo(BaseModel):
+class LlmServerInfo(ValueModel):
     """The server as seen at one moment; `total_slots` is None when it does not say."""
-
-    model_config = ConfigDict(frozen=True)
 
     base_url: str
     model: str

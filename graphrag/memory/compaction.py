@@ -11,12 +11,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
 from graphrag.llm.messages import ChatMessage
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.context_budget import BudgetedContext, fit_context
 from graphrag.memory.records import FactKind, MemoryOwner, NewFact
+from graphrag.value_model import ValueModel
 
 __all__ = ["CompactionResult", "compact_session", "summary_fact_id"]
 
@@ -24,10 +23,8 @@ __all__ = ["CompactionResult", "compact_session", "summary_fact_id"]
 _SUMMARY_NAMESPACE = uuid.UUID("5b0c7a52-3f0e-4d0e-9a57-6a8f3c1d2e41")
 
 
-class CompactionResult(BaseModel):
+class CompactionResult(ValueModel):
     """The fitted context, and whether the session's summary fact was created or replaced."""
-
-    model_config = ConfigDict(frozen=True)
 
     context: BudgetedContext
     summary_id: uuid.UUID | None = None

@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
 from graphrag.llm.messages import ChatMessage
 from graphrag.llm.tool_results import ToolResultCut, cut_text
 from graphrag.settings import MemorySettings
+from graphrag.value_model import ValueModel
 
 __all__ = [
     "BudgetedContext",
@@ -30,10 +29,8 @@ __all__ = [
 SUMMARY_HEADING = "Summary of the earlier conversation"
 
 
-class BudgetedContext(BaseModel):
+class BudgetedContext(ValueModel):
     """The messages to send, and what was done to fit them."""
-
-    model_config = ConfigDict(frozen=True)
 
     messages: list[ChatMessage]
     summary: str | None = None

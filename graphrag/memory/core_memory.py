@@ -11,7 +11,6 @@ import uuid
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
@@ -22,6 +21,7 @@ from graphrag.llm.prompts import load_prompt
 from graphrag.memory.records import MemoryOwner
 from graphrag.memory.text_checks import check_storable
 from graphrag.settings import MemorySettings
+from graphrag.value_model import ValueModel
 
 __all__ = [
     "MEMORY_BLOCK_PROMPT",
@@ -37,18 +37,14 @@ MEMORY_BLOCK_PROMPT = "memory_block"
 _SECTION = re.compile(r"[a-z][a-z0-9_]*")
 
 
-class CoreSection(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class CoreSection(ValueModel):
     section: str
     text: str
     updated_at: datetime
 
 
-class CoreMemoryView(BaseModel):
+class CoreMemoryView(ValueModel):
     """The owner's core memory, sections in rendering order."""
-
-    model_config = ConfigDict(frozen=True)
 
     owner: str
     sections: list[CoreSection]

@@ -11,8 +11,6 @@ import logging
 import uuid
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
 from graphrag.db.enums import MessageRole
 from graphrag.errors import LlmUnavailableError
 from graphrag.extraction.graph_cleanup import ParseOptions
@@ -25,6 +23,7 @@ from graphrag.memory.recall_log import RecallEntry
 from graphrag.memory.records import FactKind, LlmStatus, NewFact, SessionEntity, SessionRelation
 from graphrag.memory.session_facts import clip
 from graphrag.settings import ExtractionSettings, MemorySettings
+from graphrag.value_model import ValueModel
 
 __all__ = [
     "LlmExtraction",
@@ -44,10 +43,8 @@ _SPEAKERS = {
 }
 
 
-class LlmExtraction(BaseModel):
+class LlmExtraction(ValueModel):
     """What the LLM pass gave, and why it gave nothing when it did."""
-
-    model_config = ConfigDict(frozen=True)
 
     status: LlmStatus
     detail: str = ""

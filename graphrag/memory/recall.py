@@ -16,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
-
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.records import MemoryOwner, ScoredFact, SimilarFact
 from graphrag.memory.scoring import rank_facts
 from graphrag.memory.subgraph import search_subgraph
+from graphrag.value_model import ValueModel
 
 __all__ = ["RecallPhase", "RecalledFact", "SessionRecall", "search_facts", "session_start_recall"]
 
@@ -32,19 +31,15 @@ class RecallPhase(StrEnum):
     GRAPH = "graph"
 
 
-class RecalledFact(BaseModel):
+class RecalledFact(ValueModel):
     """A fact recalled at session start and the phase that found it."""
-
-    model_config = ConfigDict(frozen=True)
 
     phase: RecallPhase
     scored: ScoredFact
 
 
-class SessionRecall(BaseModel):
+class SessionRecall(ValueModel):
     """The facts recalled for a session's first message, and the entities it named."""
-
-    model_config = ConfigDict(frozen=True)
 
     facts: list[RecalledFact]
     entities: list[str]

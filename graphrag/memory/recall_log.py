@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from sqlalchemy import func, or_, select
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
@@ -24,6 +24,7 @@ from graphrag.db.enums import MessageRole
 from graphrag.db.models import RecallMemory
 from graphrag.memory.clock import Clock, datetime_from_ms, system_clock
 from graphrag.memory.records import MemoryOwner, SessionCloseReport
+from graphrag.value_model import ValueModel
 
 __all__ = [
     "CLOSE_EVENT",
@@ -45,10 +46,8 @@ _REPORT_KEY = "report"
 _STEP = timedelta(microseconds=1)  # PostgreSQL's timestamp resolution
 
 
-class RecallEntry(BaseModel):
+class RecallEntry(ValueModel):
     """A message to log: role, text and OpenAI tool data (`tool_calls`, `tool_call_id`, `name`)."""
-
-    model_config = ConfigDict(frozen=True)
 
     role: MessageRole
     content: str = ""

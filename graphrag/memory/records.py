@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphrag.value_model import ValueModel
+
 __all__ = [
     "EntityNeighbourhood",
     "EntityRelation",
@@ -138,10 +140,8 @@ class LlmStatus(StrEnum):
     DISABLED = "disabled"
 
 
-class SessionCloseReport(BaseModel):
+class SessionCloseReport(ValueModel):
     """What one close did; stored with the close in the recall log and returned."""
-
-    model_config = ConfigDict(frozen=True)
 
     tenant_id: uuid.UUID
     owner: str

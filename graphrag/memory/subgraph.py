@@ -8,12 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from graphrag.memory import cypher
 from graphrag.memory.archive import owner_params
 from graphrag.memory.context import MemoryContext
 from graphrag.memory.records import MemoryFact, MemoryOwner
+from graphrag.value_model import ValueModel
 
 __all__ = ["MemorySubgraph", "SubgraphEntity", "SubgraphRelation", "search_subgraph"]
 
@@ -21,29 +20,23 @@ __all__ = ["MemorySubgraph", "SubgraphEntity", "SubgraphRelation", "search_subgr
 _LUCENE_SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
 
 
-class SubgraphEntity(BaseModel):
+class SubgraphEntity(ValueModel):
     """An entity of the subgraph; `matched`: found by the search itself, not by the walk."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     description: str
     matched: bool
 
 
-class SubgraphRelation(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class SubgraphRelation(ValueModel):
     source: str
     target: str
     type: str
     weight: int
 
 
-class MemorySubgraph(BaseModel):
+class MemorySubgraph(ValueModel):
     """What a memory search found: entities, the relations between them, the facts naming them."""
-
-    model_config = ConfigDict(frozen=True)
 
     query: str
     hops: int

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, RowMapping, Select, select
@@ -16,9 +17,20 @@ from graphrag.db.models import Chunk, Knowledge
 from graphrag.db.visibility import chunk_of_current_attempt, visible_chunk_conditions
 from graphrag.search.models import ScoredChunk
 
-__all__ = ["best_scored", "scored_chunk", "visible_chunks"]
+__all__ = ["ChunkQuery", "best_scored", "scored_chunk", "visible_chunks"]
 
 SCORE = "score"
+
+
+@dataclass(frozen=True)
+class ChunkQuery:
+    """What every search method is asked: which chunks (the bases, optionally some of their
+    documents), the least score kept, and how many of the best."""
+
+    kb_ids: Sequence[uuid.UUID]
+    knowledge_ids: Sequence[uuid.UUID] | None
+    threshold: float
+    limit: int
 
 
 def visible_chunks(
@@ -59,16 +71,14 @@ def scored_chunk(row: RowMapping, score: float) -> ScoredChunk:
     )
 
 
-def best_scored(
-    session: Session, scored: Select[Any], threshold: float, limit: int
-) -> list[ScoredChunk]:
-    """At most `limit` rows of a `visible_chunks` query scoring at least `threshold`, best
-    first; equal scores are ordered by chunk id so that results are reproducible."""
+def best_scored(session: Session, scored: Select[Any], chunks: ChunkQuery) -> list[ScoredChunk]:
+    """At most `chunks.limit` rows of a `visible_chunks` query scoring at least its threshold,
+    best first; equal scores are ordered by chunk id so that results are reproducible."""
     matches = scored.subquery("matches")
     rows = session.execute(
         select(matches)
-        .where(matches.c[SCORE] >= threshold)
+        .where(matches.c[SCORE] >= chunks.threshold)
         .order_by(matches.c[SCORE].desc(), matches.c.chunk_id)
-        .limit(limit)
+        .limit(chunks.limit)
     ).mappings()
     return [scored_chunk(row, float(row[SCORE])) for row in rows]

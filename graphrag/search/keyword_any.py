@@ -24,7 +24,7 @@ from sqlalchemy.dialects.postgresql import REGCONFIG
 from sqlalchemy.orm import Session
 
 from graphrag.db.models import TEXT_SEARCH_CONFIG, Chunk, Knowledge
-from graphrag.search.chunk_select import best_scored, visible_chunks
+from graphrag.search.chunk_select import ChunkQuery, best_scored, visible_chunks
 from graphrag.search.models import ScoredChunk
 
 __all__ = ["keyword_search_any"]
@@ -96,22 +96,12 @@ def _ranked_query(
 
 
 def keyword_search_any(
-    session: Session,
-    query: str,
-    kb_ids: Sequence[uuid.UUID],
-    knowledge_ids: Sequence[uuid.UUID] | None,
-    *,
-    threshold: float,
-    limit: int,
-    max_terms: int,
-    common_df: int,
+    session: Session, query: str, chunks: ChunkQuery, *, max_terms: int, common_df: int
 ) -> list[ScoredChunk]:
-    """At most `limit` visible chunks holding at least `threshold` of the query's word weight
-    and at least one word found in fewer than `common_df` chunks of the bases.
-
-    Best first; equal scores are ordered by chunk id so that results are reproducible.
-    """
-    if not kb_ids:
+    """At most `chunks.limit` visible chunks holding at least the threshold's share of the
+    query's word weight and at least one word found in fewer than `common_df` chunks of the
+    bases; best first, equal scores ordered by chunk id (reproducible results)."""
+    if not chunks.kb_ids:
         return []
-    scored = _ranked_query(query, kb_ids, knowledge_ids, max_terms, common_df)
-    return best_scored(session, scored, threshold, limit)
+    scored = _ranked_query(query, chunks.kb_ids, chunks.knowledge_ids, max_terms, common_df)
+    return best_scored(session, scored, chunks)

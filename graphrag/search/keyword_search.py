@@ -15,15 +15,12 @@ terms adjacent scores 0.5, repeated occurrences approach 1, terms scattered apar
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Sequence
-
 from sqlalchemy import ColumnElement, Float, cast, func, literal
 from sqlalchemy.dialects.postgresql import ARRAY, REAL, REGCONFIG
 from sqlalchemy.orm import Session
 
 from graphrag.db.models import TEXT_SEARCH_CONFIG, Chunk
-from graphrag.search.chunk_select import best_scored, visible_chunks
+from graphrag.search.chunk_select import ChunkQuery, best_scored, visible_chunks
 from graphrag.search.models import ScoredChunk
 
 __all__ = ["keyword_search"]
@@ -40,23 +37,13 @@ def _tsquery(query: str) -> ColumnElement[object]:
     return func.websearch_to_tsquery(cast(literal(TEXT_SEARCH_CONFIG), REGCONFIG), query)
 
 
-def keyword_search(
-    session: Session,
-    query: str,
-    kb_ids: Sequence[uuid.UUID],
-    knowledge_ids: Sequence[uuid.UUID] | None,
-    *,
-    threshold: float,
-    limit: int,
-) -> list[ScoredChunk]:
-    """At most `limit` visible chunks matching `query` with a normalised rank >= `threshold`.
-
-    Best first; equal ranks are ordered by chunk id so that results are reproducible.
-    """
-    if not kb_ids:
+def keyword_search(session: Session, query: str, chunks: ChunkQuery) -> list[ScoredChunk]:
+    """At most `chunks.limit` visible chunks matching `query` with a normalised rank at least
+    the threshold; best first, equal ranks ordered by chunk id (reproducible results)."""
+    if not chunks.kb_ids:
         return []
     tsquery = _tsquery(query)
     weights = cast(literal(UNIT_CLASS_WEIGHTS, ARRAY(Float)), ARRAY(REAL))
     rank = func.ts_rank_cd(weights, Chunk.tsv, tsquery, RANK_OVER_RANK_PLUS_ONE, type_=Float)
-    scored = visible_chunks(rank, kb_ids, knowledge_ids).where(Chunk.tsv.op("@@")(tsquery))
-    return best_scored(session, scored, threshold, limit)
+    scored = visible_chunks(rank, chunks.kb_ids, chunks.knowledge_ids)
+    return best_scored(session, scored.where(Chunk.tsv.op("@@")(tsquery)), chunks)

@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from graphrag.text_input import Bounded, InputText, RequestModel
+from graphrag.value_model import ValueModel
 
 __all__ = [
     "ChunkRef",
@@ -51,10 +52,8 @@ class MatchType(StrEnum):
     GRAPH = "graph"
 
 
-class ChunkRef(BaseModel):
+class ChunkRef(ValueModel):
     """A chunk as retrieval returns it: where it comes from and its text."""
-
-    model_config = ConfigDict(frozen=True)
 
     chunk_id: uuid.UUID
     knowledge_id: uuid.UUID
@@ -72,12 +71,10 @@ class ScoredChunk(ChunkRef):
     score: float
 
 
-class GraphContribution(BaseModel):
+class GraphContribution(ValueModel):
     """How the graph ranked a chunk: its graph score and rank, the entities behind it, the path
     that led there (an entity, or entity, relation, entity), and, when it was reached through an
     entity it shares with one of the best passages of the other searches, that passage."""
-
-    model_config = ConfigDict(frozen=True)
 
     score: float
     rank: int = Field(ge=1)
@@ -103,10 +100,8 @@ class SearchHit(ChunkRef):
     graph: GraphContribution | None = None
 
 
-class KbScope(BaseModel):
+class KbScope(ValueModel):
     """A knowledge base to search and which methods its indexing strategy allows."""
-
-    model_config = ConfigDict(frozen=True)
 
     kb_id: uuid.UUID
     vector: bool
@@ -114,10 +109,8 @@ class KbScope(BaseModel):
     graph_on: bool
 
 
-class RetrievalRequest(BaseModel):
+class RetrievalRequest(ValueModel):
     """One retrieval over one or more knowledge bases, with every threshold resolved."""
-
-    model_config = ConfigDict(frozen=True)
 
     query: QueryText
     scopes: list[KbScope] = Field(min_length=1)

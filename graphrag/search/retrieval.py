@@ -22,6 +22,7 @@ from graphrag.db.chunk_keys import chunk_entity_keys
 from graphrag.errors import EmbeddingError, GraphStoreError
 from graphrag.graph.store import GraphStore
 from graphrag.graph.vector_checks import VectorUse, searchable, skip_unsearchable
+from graphrag.search.chunk_select import ChunkQuery
 from graphrag.search.embeddings import Embedder
 from graphrag.search.fusion import FusionWeights, fuse
 from graphrag.search.graph_retrieval import (
@@ -95,15 +96,8 @@ def _run_vector(
     if query_vector is None or not kb_ids:
         return None
     with clock.stage("vector"):
-        return vector_search(
-            session,
-            settings,
-            query_vector,
-            kb_ids,
-            request.knowledge_ids,
-            threshold=request.vector_threshold,
-            limit=request.top_k,
-        )
+        chunks = ChunkQuery(kb_ids, request.knowledge_ids, request.vector_threshold, request.top_k)
+        return vector_search(session, settings, query_vector, chunks)
 
 
 def _run_keyword(
@@ -113,17 +107,16 @@ def _run_keyword(
     if not (request.use_keyword and kb_ids):
         return None
     with clock.stage("keyword"):
-        args = (session, request.query, kb_ids, request.knowledge_ids)
-        threshold, limit = request.keyword_threshold, request.top_k
+        chunks = ChunkQuery(kb_ids, request.knowledge_ids, request.keyword_threshold, request.top_k)
         if settings.keyword_match == "any":
             return keyword_search_any(
-                *args,
-                threshold=threshold,
-                limit=limit,
+                session,
+                request.query,
+                chunks,
                 max_terms=settings.keyword_max_terms,
                 common_df=settings.keyword_common_df,
             )
-        return keyword_search(*args, threshold=threshold, limit=limit)
+        return keyword_search(session, request.query, chunks)
 
 
 def _graph_query(request: RetrievalRequest, graph: GraphSource | None) -> GraphQuery | None:

@@ -11,14 +11,13 @@ rows as cutting before it, since the rows under the threshold are the farthest o
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from graphrag.db.models import Chunk
-from graphrag.search.chunk_select import SCORE, scored_chunk, visible_chunks
+from graphrag.search.chunk_select import SCORE, ChunkQuery, scored_chunk, visible_chunks
 from graphrag.search.models import ScoredChunk
 from graphrag.settings import SearchSettings
 
@@ -40,30 +39,24 @@ def vector_search(
     session: Session,
     settings: SearchSettings,
     query_vector: Sequence[float],
-    kb_ids: Sequence[uuid.UUID],
-    knowledge_ids: Sequence[uuid.UUID] | None,
-    *,
-    threshold: float,
-    limit: int,
+    chunks: ChunkQuery,
 ) -> list[ScoredChunk]:
-    """At most `limit` visible chunks with similarity (1 - cosine distance) >= `threshold`.
-
-    Best first; equal distances are ordered by chunk id so that results are reproducible.
-    """
-    if not kb_ids:
+    """At most `chunks.limit` visible chunks with similarity (1 - cosine distance) at least
+    the threshold; best first, equal distances ordered by chunk id (reproducible results)."""
+    if not chunks.kb_ids:
         return []
-    _tune_hnsw(session, settings, limit)
+    _tune_hnsw(session, settings, chunks.limit)
     distance = Chunk.embedding.cosine_distance(list(query_vector))
     nearest = (
-        visible_chunks(distance, kb_ids, knowledge_ids)
+        visible_chunks(distance, chunks.kb_ids, chunks.knowledge_ids)
         .where(Chunk.embedding.is_not(None))
         .order_by(distance)
-        .limit(limit)
+        .limit(chunks.limit)
         .subquery("nearest")
     )
     rows = session.execute(
         select(nearest)
-        .where(nearest.c[SCORE] <= 1.0 - threshold)
+        .where(nearest.c[SCORE] <= 1.0 - chunks.threshold)
         .order_by(nearest.c[SCORE], nearest.c.chunk_id)
     ).mappings()
     return [scored_chunk(row, 1.0 - float(row[SCORE])) for row in rows]
