@@ -20,10 +20,8 @@ guard did not).
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
@@ -37,6 +35,7 @@ from starlette.datastructures import Headers
 from starlette.routing import Mount
 from starlette.types import Scope
 
+from api.route_table import RouteTable
 from api.state import AppState
 from graphrag.auth.keys import verify_key
 from graphrag.auth.models import Capability, Principal
@@ -241,40 +240,14 @@ def _needs_key(app: FastAPI, context: RouteContext) -> bool:
     return context.path not in docs
 
 
-@dataclass(frozen=True)
-class _Rule:
-    path: re.Pattern[str]
-    methods: frozenset[str] | None  # None: every method (a mount)
-    needs_key: bool
-
-
 class KeyedRoutes:
     """Which requests need a key, read once from the app's routes in the router's order: the
     first route that matches both path and method decides, as it does for the router; a request
     no route takes needs none (the router answers it 404 or 405 without reading its body)."""
 
     def __init__(self, app: FastAPI) -> None:
-        self._rules = [
-            _Rule(
-                path=context.path_regex,
-                methods=frozenset(context.methods) if context.methods is not None else None,
-                needs_key=_needs_key(app, context),
-            )
-            for context in iter_route_contexts(app.routes)
-        ]
+        self._table = RouteTable(app, lambda context: _needs_key(app, context))
 
     def needs_key(self, scope: Scope) -> bool:
         """Whether the HTTP request of `scope` goes to a route that needs a key."""
-        path = _route_path(scope)
-        method = scope["method"]
-        for rule in self._rules:
-            if (rule.methods is None or method in rule.methods) and rule.path.match(path):
-                return rule.needs_key
-        return False
-
-
-def _route_path(scope: Scope) -> str:
-    # The path the routes see: without the prefix a proxy mounts the app under (root_path).
-    path: str = scope["path"]
-    root: str = scope.get("root_path", "")
-    return path[len(root) :] if root and path.startswith(root) else path
+        return self._table.lookup(scope, default=False)

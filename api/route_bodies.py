@@ -10,15 +10,14 @@ A multipart body sent to a route without form fields is refused (415) before it 
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from enum import StrEnum
 
 from fastapi import Depends, FastAPI, params
 from fastapi.dependencies.models import Dependant
-from fastapi.routing import APIRoute, RouteContext, iter_route_contexts
+from fastapi.routing import APIRoute, RouteContext
 from starlette.types import Scope
 
+from api.route_table import RouteTable
 from graphrag.settings import Settings
 
 __all__ = ["TEXT_BODY", "BodyKind", "RouteBodies", "body_kind", "takes_text"]
@@ -60,13 +59,6 @@ def body_kind(context: RouteContext, mcp_path: str) -> BodyKind:
     return BodyKind.MCP if context.path == mcp_path else BodyKind.JSON
 
 
-@dataclass(frozen=True)
-class _Rule:
-    path: re.Pattern[str]
-    methods: frozenset[str] | None  # None: every method
-    kind: BodyKind
-
-
 class RouteBodies:
     """The body kind of a request, by the first route matching its path and method, in the
     router's order (as the router picks); a request no route takes is held to the small cap."""
@@ -79,23 +71,8 @@ class RouteBodies:
             BodyKind.MCP: settings.faces.mcp_max_body_bytes,
             BodyKind.JSON: api.max_json_body_bytes,
         }
-        self._rules = [
-            _Rule(
-                path=context.path_regex,
-                methods=frozenset(context.methods) if context.methods is not None else None,
-                kind=body_kind(context, mcp_path),
-            )
-            for context in iter_route_contexts(app.routes)
-            if getattr(context, "path_regex", None) is not None
-        ]
+        self._table = RouteTable(app, lambda context: body_kind(context, mcp_path))
 
     def kind(self, scope: Scope) -> BodyKind:
         """The body kind of the route the HTTP request of `scope` goes to."""
-        path: str = scope["path"]
-        root: str = scope.get("root_path", "")
-        path = path[len(root) :] if root and path.startswith(root) else path
-        method = scope["method"]
-        for rule in self._rules:
-            if (rule.methods is None or method in rule.methods) and rule.path.match(path):
-                return rule.kind
-        return BodyKind.JSON
+        return self._table.lookup(scope, default=BodyKind.JSON)

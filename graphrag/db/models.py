@@ -76,6 +76,11 @@ def _uuid_pk() -> Mapped[uuid.UUID]:
     return mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
 
 
+def _tenant_fk() -> Mapped[uuid.UUID]:
+    """The owning tenant, indexed (its rows are listed by tenant and go with it)."""
+    return mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+
+
 def _created() -> Mapped[datetime]:
     return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
 
@@ -102,9 +107,7 @@ class ApiKey(Base):
     __tablename__ = "api_keys"
 
     id: Mapped[uuid.UUID] = _uuid_pk()
-    tenant_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("tenants.id", ondelete="CASCADE"), index=True
-    )
+    tenant_id: Mapped[uuid.UUID] = _tenant_fk()
     name: Mapped[str] = mapped_column(String(200))
     key_hash: Mapped[str] = mapped_column(String(128), unique=True)
     prefix: Mapped[str] = mapped_column(String(32))
@@ -120,9 +123,7 @@ class KnowledgeBase(Base):
     __table_args__ = (UniqueConstraint("tenant_id", "name", name="uq_knowledge_bases_tenant_name"),)
 
     id: Mapped[uuid.UUID] = _uuid_pk()
-    tenant_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("tenants.id", ondelete="CASCADE"), index=True
-    )
+    tenant_id: Mapped[uuid.UUID] = _tenant_fk()
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
     status: Mapped[KnowledgeBaseStatus] = mapped_column(
@@ -155,9 +156,7 @@ class Knowledge(Base):
 
     id: Mapped[uuid.UUID] = _uuid_pk()
     kb_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("knowledge_bases.id", ondelete="CASCADE"))
-    tenant_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("tenants.id", ondelete="CASCADE"), index=True
-    )
+    tenant_id: Mapped[uuid.UUID] = _tenant_fk()
     source: Mapped[KnowledgeSource] = mapped_column(_enum(KnowledgeSource, "knowledge_source"))
     file_name: Mapped[str] = mapped_column(String(255))
     file_type: Mapped[str] = mapped_column(String(32))
@@ -319,9 +318,7 @@ class ChatSession(Base):
     __tablename__ = "chat_sessions"
 
     id: Mapped[uuid.UUID] = _uuid_pk()
-    tenant_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("tenants.id", ondelete="CASCADE"), index=True
-    )
+    tenant_id: Mapped[uuid.UUID] = _tenant_fk()
     owner: Mapped[str] = mapped_column(String(200))
     title: Mapped[str] = mapped_column(String(300), default="")
     kb_ids: Mapped[list[Any]] = mapped_column(default=list)
