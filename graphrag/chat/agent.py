@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from graphrag.chat.agent_budget import AgentCall, fit_agent_call
 from graphrag.chat.agent_evidence import Evidence
 from graphrag.chat.agent_tools import Toolbox, ToolResult
 from graphrag.chat.schemas import AgentStep, StepKind
@@ -63,16 +64,18 @@ class AgentPrompt:
         self._memory = memory
         self._summary = summary
 
-    def system(self, step: int) -> str:
-        """The system text for model call number `step`."""
+    def system(self, step: int, memory_cut: int = 0) -> str:
+        """The system text for model call number `step`, the last `memory_cut` characters of
+        the memory block left out (the whole-prompt budget's last resort)."""
         rendered = self._template.render(
             step=str(step), max_steps=str(self._max_steps), question=self._question
         )
         text = (rendered.system or "").strip()
         if self._summary:
             text += "\n\n" + self.fragment("history_summary", summary=self._summary)
-        if self._memory:
-            text += "\n\n" + self.fragment("memory", memory=self._memory)
+        memory = self._memory[: max(len(self._memory) - memory_cut, 0)]
+        if memory:
+            text += "\n\n" + self.fragment("memory", memory=memory)
         return text
 
     def question(self) -> str:
@@ -97,6 +100,7 @@ class AgentLoop:
         chat: ChatSettings,
         history: list[ChatMessage] | None = None,
         results_cut: ToolResultCut | None = None,
+        budget: int | None = None,
     ) -> None:
         self._llm = llm
         self._toolbox = toolbox
@@ -104,7 +108,9 @@ class AgentLoop:
         self._prompt = prompt
         self._chat = chat
         self._results_cut = results_cut  # None: every tool result is sent whole
+        self._budget = budget  # characters of a call's whole prompt; None: unbounded
         self.messages: list[ChatMessage] = list(history or [])
+        self._question_at = len(self.messages)
         self._written_results: set[int] = set()  # user messages that carry tool results
         self.messages.append(ChatMessage(role="user", content=prompt.question()))
         self.steps_taken = 0
@@ -115,11 +121,18 @@ class AgentLoop:
         self._fallback = ""  # the last answer refused by the checks, if the forced one is empty
 
     def _call(self, tools: list[dict[str, Any]]) -> ToolReply:
-        step = min(self.steps_taken + 1, self._chat.agent_max_steps)
-        system = ChatMessage(role="system", content=self._prompt.system(step))
-        return self._llm.complete_tools(
-            [system, *self.sent_messages()], tools, self._chat.answer_max_tokens
-        )
+        return self._llm.complete_tools(self.call_messages(), tools, self._chat.answer_max_tokens)
+
+    def call_messages(self, step: int | None = None) -> list[ChatMessage]:
+        """What call number `step` sends (default: the next call's): the system text and the
+        dialogue, within the budget."""
+        if step is None:
+            step = min(self.steps_taken + 1, self._chat.agent_max_steps)
+        sent = self.sent_messages()
+        if self._budget is None:
+            return [ChatMessage(role="system", content=self._prompt.system(step)), *sent]
+        call = AgentCall(sent, self._question_at, self._written_results)
+        return fit_agent_call(lambda cut: self._prompt.system(step, cut), call, self._budget)
 
     def sent_messages(self) -> list[ChatMessage]:
         """The dialogue as the next call sends it: tool results older than the last messages

@@ -102,7 +102,8 @@ class AgentProducer:
         llm = _MeteredLlm(services.llm, turn.usage)
         memory = services.settings.memory
         cut = ToolResultCut(memory.keep_last_messages, memory.tool_result_max_chars)
-        self._loop = AgentLoop(llm, toolbox, evidence, prompt, chat, turn.history, cut)
+        budget = memory.compact_threshold_chars
+        self._loop = AgentLoop(llm, toolbox, evidence, prompt, chat, turn.history, cut, budget)
         steps: list[AgentStep] = []
         for step in self._loop.run():
             steps.append(step)
@@ -110,9 +111,7 @@ class AgentProducer:
         turn.entities = _found_entities(steps)
         # What the model was last sent (its system text, the dialogue with the tool calls and
         # results): the turn's transcript for the interaction log.
-        last_step = max(self._loop.steps_taken, 1)
-        system = ChatMessage(role="system", content=prompt.system(last_step))
-        turn.messages = [system, *self._loop.sent_messages()]
+        turn.messages = self._loop.call_messages(max(self._loop.steps_taken, 1))
 
     def answer(self, services: ChatServices, turn: ChatTurn) -> Iterator[str]:
         """The accepted answer, whole."""

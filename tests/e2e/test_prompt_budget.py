@@ -5,6 +5,7 @@ PostgreSQL, Neo4j; the scripted model records the prompt)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -94,3 +95,69 @@ def test_history_passages_and_memory_fit_the_budget_together(
     assert numbers and all(f"[{n}] (cranes.md)" in prompt for n in numbers)
     assert f"[{max(numbers) + 1}] (cranes.md)" not in prompt
     assert core[:200] in prompt
+
+
+AGENT_STEP = "This is step {n} of"
+
+
+def _contents(body: Mapping[str, object]) -> list[str]:
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    return [str(m.get("content") or "") for m in messages if isinstance(m, dict)]
+
+
+def _agent_step(n: int, reply: dict[str, object]) -> dict[str, object]:
+    # A call sends one system text, its own step's (in the first user turn without a system
+    # role, which need not be the last user turn the history leaves).
+    match = {"prompt": {"contains": AGENT_STEP.format(n=n)}}
+    return {"name": f"step{n}", "match": match, "reply": reply}
+
+
+def test_every_agent_call_fits_the_budget_with_history_memory_and_tool_results(
+    http: httpx.Client,
+    worker: WorkerProcess,
+    settings: Settings,
+    fresh_scripted_llm: ScriptedLlmServer,
+    session_factory: sessionmaker[Session],
+) -> None:
+    budget = settings.memory.compact_threshold_chars
+    search = {"name": "knowledge_search", "arguments": {"query": "Quillon harbour cranes"}}
+    again = {"name": "knowledge_search", "arguments": {"query": "steel coils northern quays"}}
+    fresh_scripted_llm.set_rules(
+        [
+            _agent_step(1, {"content": "", "tool_calls": [search]}),
+            _agent_step(2, {"content": "", "tool_calls": [again]}),
+            _agent_step(3, {"content": ANSWER}),
+        ],
+        default={"content": ANSWER},
+    )
+    kb = create_kb(http, chunking={"chunk_size": 1500, "chunk_overlap": 0, "separators": ["\n\n"]})
+    text = "\n\n".join(f"P{n}. {PARAGRAPH}" for n in range(PARAGRAPHS)) + f"\n\n{uuid.uuid4()}"
+    doc = upload(http, kb["id"], "cranes.md", text.encode()).json()
+    assert wait_terminal(http, doc["id"])["parse_status"] == "completed"
+    owner = f"owner-{uuid.uuid4().hex[:8]}"
+    core = ("The user runs the Quillon harbour night shift. " * 200)[:CORE_CHARS]
+    put = http.put("/api/v1/memory/core/profile", json={"owner": owner, "text": core})
+    assert put.status_code == 200, put.text
+    session = http.post("/api/v1/sessions", json={"kb_ids": [kb["id"]], "owner": owner}).json()
+    history_chars = _store_history(session_factory, session["id"])
+    assert history_chars < budget < history_chars + CORE_CHARS + settings.chat.context_max_chars
+
+    fresh_scripted_llm.clear_requests()
+    reply = http.post(
+        f"/api/v1/agent-chat/{session['id']}", json={"query": QUESTION, "stream": False}
+    )
+
+    assert reply.status_code == 200, reply.text
+    answer = reply.json()
+    assert answer["completed"] is True and answer["answer"] == ANSWER, answer["error"]
+    calls = [r.body for r in fresh_scripted_llm.requests("/v1/chat/completions")]
+    prompts = [_contents(c) for c in calls if isinstance(c, dict) and "tools" in c]
+    assert len(prompts) >= 3
+    for contents in prompts:
+        assert sum(len(c) for c in contents) <= budget
+        prompt = "\n".join(contents)
+        assert QUESTION in prompt and core[:200] in prompt
+    last = "\n".join(prompts[-1])
+    assert "Quillon harbour cranes lift containers" in last  # what the tools found is still sent
+    assert "turn 0 " not in last  # the oldest turn of the conversation made room

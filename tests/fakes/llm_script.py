@@ -84,6 +84,7 @@ class RuleMatch(_Strict):
     system: TextMatch | None = None  # system message(s), joined
     model: TextMatch | None = None
     image: bool | None = None  # True: the last user message carries an image (vision); False: none
+    prompt: TextMatch | None = None  # every message's text, joined (chat only)
 
     def accepts(
         self,
@@ -93,10 +94,16 @@ class RuleMatch(_Strict):
         model: str,
         *,
         images: int = 0,
+        prompt: str | None = None,
     ) -> bool:
-        """Whether a request with these parts (and `images` images in its last user message)
-        matches."""
-        checks = ((self.user, user), (self.system, system), (self.model, model))
+        """Whether a request with these parts (and `images` images in its last user message,
+        `prompt` the text of all its messages) matches."""
+        checks = (
+            (self.user, user),
+            (self.system, system),
+            (self.model, model),
+            (self.prompt, prompt),
+        )
         if self.image is not None and self.image != (images > 0):
             return False
         return endpoint == self.endpoint and all(m is None or m.accepts(t) for m, t in checks)
@@ -216,11 +223,14 @@ class ScriptState:
         model: str,
         *,
         images: int = 0,
+        prompt: str | None = None,
     ) -> Choice:
         """First matching rule's reply, with its fault while its `times` budget lasts."""
         with self._lock:
             for index, rule in enumerate(self._script.rules):
-                if not rule.match.accepts(endpoint, user, system, model, images=images):
+                if not rule.match.accepts(
+                    endpoint, user, system, model, images=images, prompt=prompt
+                ):
                     continue
                 self._hits[index] += 1
                 fault = rule.fault

@@ -218,7 +218,8 @@ class _Handlers:
         images: int = 0,
     ) -> Choice:
         model = str(body.get("model", ""))
-        return self.state.choose(endpoint, user, system, model, images=images)
+        prompt = _all_text(body) if endpoint == "chat" else None
+        return self.state.choose(endpoint, user, system, model, images=images, prompt=prompt)
 
     async def chat(self, request: Request) -> Response:
         script = self.state.script
