@@ -45,6 +45,9 @@ INSTRUCTIONS = "Use full company names."
 QUESTION = "Who runs the Zorvath Industries plant in Tromso?"
 ANSWER = "Elin Brask runs the Tromso plant [1]; she studied in Bergen [2]."
 SLOW_QUESTION = "Tell me everything about ship engines."
+AGENT_QUESTION = "Where does Elin Brask work?"
+AGENT_ANSWER = "Elin Brask directs the Tromso plant [1]."
+AGENT_STEP = "This is step {n} of"
 FILES = {
     "plant.md": (
         "# Zorvath Industries\n\nPLANTDOC. Zorvath Industries runs a plant in Tromso that builds "
@@ -63,7 +66,18 @@ PREVIEW_TEXT = "PREVIEWTXT. Ada Lovelace worked with Charles Babbage on the Anal
 
 def _rules() -> list[dict[str, Any]]:
     delay = {"fault": {"delay_s": EXTRACTION_DELAY_S}}
+    search = {"name": "knowledge_search", "arguments": {"query": "Elin Brask plant"}}
     return [
+        {
+            "name": "agent step 1",
+            "match": {"prompt": {"contains": AGENT_STEP.format(n=1)}},
+            "reply": {"content": "I will look it up.", "tool_calls": [search]},
+        },
+        {
+            "name": "agent step 2",
+            "match": {"prompt": {"contains": AGENT_STEP.format(n=2)}},
+            "reply": {"content": AGENT_ANSWER},
+        },
         {
             "name": "question entities",
             "match": {"user": {"contains": "list the named things"}},
@@ -276,6 +290,26 @@ def ask_and_open_citation(b: Browser, http: httpx.Client) -> None:
     assert "[1]" in b.find("#chunk-meta").text
 
 
+def ask_in_agent_mode(b: Browser) -> None:
+    b.click("#agent-mode")
+    question = b.find("#question")
+    question.send_keys(AGENT_QUESTION)
+    question.send_keys(Keys.ENTER)
+    b.text_in("#chat-status", "done", PROCESS_WAIT_S)
+    answer = b.driver.find_elements(By.CSS_SELECTOR, "#chat-log .msg.assistant")[-1]
+    kinds = [
+        li.get_attribute("data-kind") for li in answer.find_elements(By.CSS_SELECTOR, ".steps li")
+    ]
+    assert kinds[:3] == ["think", "act", "observe"] and kinds[-1] == "respond", kinds
+    act = answer.find_element(By.CSS_SELECTOR, ".steps li[data-kind='act']").text
+    assert 'knowledge_search({"query":"Elin Brask plant"})' in act
+    observed = answer.find_element(By.CSS_SELECTOR, ".steps li[data-kind='observe']").text
+    assert "passage(s) for 'Elin Brask plant'" in observed
+    assert AGENT_ANSWER.split(" [")[0] in answer.find_element(By.CSS_SELECTOR, ".text").text
+    assert answer.find_elements(By.CSS_SELECTOR, ".text button.citation[data-n='1']")
+    b.click("#agent-mode")  # back to the knowledge chat
+
+
 def stop_an_answer(b: Browser) -> None:
     question = b.find("#question")
     question.send_keys(SLOW_QUESTION)
@@ -380,6 +414,8 @@ def test_console_journey(
         close_dialog(b)
         b.screenshot("chat")
         stop_an_answer(b)
+        ask_in_agent_mode(b)
+        b.screenshot("chat-agent")
 
         graph_to_chunks(b)
         close_dialog(b)

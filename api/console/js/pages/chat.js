@@ -1,5 +1,7 @@
 // Chat: sessions, a streamed answer (fetch + ReadableStream), numbered citations that open their
-// chunk, the graph's part in each reference, and a stop button (AbortController).
+// chunk, the graph's part in each reference, and a stop button (AbortController). In agent mode
+// the answer comes after the agent's steps (thoughts, tool calls, observations), listed as they
+// stream.
 
 import { call, streamEvents } from "../api.js";
 import { openChunk } from "../chunk_dialog.js";
@@ -52,9 +54,28 @@ function referenceList(references, entities) {
     })));
 }
 
-function messageView(role, content, references = [], entities = null) {
+const STEP_LABELS = {
+  think: "Thought", act: "Tool call", observe: "Observation", check: "Check",
+  reflect: "Reflection", force_respond: "Out of steps", respond: "Answer accepted",
+};
+
+/** One agent step as a list item: what kind it is, then its tool call or its summary. */
+function stepItem(step) {
+  const what = step.kind === "act"
+    ? `${step.tool}(${JSON.stringify(step.arguments || {})})`
+    : step.summary;
+  return h("li", { class: `step ${step.kind}`, dataset: { kind: step.kind, step: step.step } },
+    h("span", { class: "badge" }, STEP_LABELS[step.kind] || step.kind), " ", what);
+}
+
+function stepList(steps) {
+  return h("ol", { class: "steps", "aria-label": "Agent steps" }, steps.map(stepItem));
+}
+
+function messageView(role, content, references = [], entities = null, steps = []) {
   const body = h("div", { class: "text" }, role === "assistant" ? answerWithCitations(content, references) : content);
-  return h("article", { class: `msg ${role}`, "aria-label": role === "user" ? "Question" : "Answer" }, body, referenceList(references, entities));
+  return h("article", { class: `msg ${role}`, "aria-label": role === "user" ? "Question" : "Answer" },
+    steps && steps.length ? stepList(steps) : null, body, referenceList(references, entities));
 }
 
 function newSessionForm(kbs, onCreated) {
@@ -80,11 +101,13 @@ function conversation(pane, sessionId, onStreaming) {
   const log = h("div", { class: "log", id: "chat-log", "aria-live": "polite" });
   const question = h("textarea", { id: "question", name: "question", rows: 2, required: true });
   const useGraph = h("input", { type: "checkbox", name: "use_graph", checked: true });
+  const agentMode = h("input", { type: "checkbox", name: "agent", id: "agent-mode" });
   const send = h("button", { type: "submit", class: "primary", id: "send" }, "Ask");
   const stop = h("button", { type: "button", id: "stop", disabled: true }, "Stop");
   const status = h("span", { class: "muted", id: "chat-status" });
   const form = h("form", { id: "ask", class: "ask" }, field("Question", question),
-    h("div", { class: "actions" }, h("label", { class: "check" }, useGraph, " Use the graph"), send, stop, status));
+    h("div", { class: "actions" }, h("label", { class: "check" }, useGraph, " Use the graph"),
+      h("label", { class: "check" }, agentMode, " Agent mode"), send, stop, status));
   let controller = null;
   stop.addEventListener("click", () => controller && controller.abort());
   question.addEventListener("keydown", (event) => {
@@ -104,13 +127,17 @@ function conversation(pane, sessionId, onStreaming) {
     let text = "";
     let references = [];
     let entities = [];
+    const steps = [];
+    const route = agentMode.checked ? "agent-chat" : "knowledge-chat";
     try {
-      for await (const { name, data } of streamEvents(`/knowledge-chat/${sessionId}`, { query, use_graph: useGraph.checked }, controller.signal)) {
+      for await (const { name, data } of streamEvents(`/${route}/${sessionId}`, { query, use_graph: useGraph.checked }, controller.signal)) {
         if (name === "references") { references = data.references; entities = data.entities; }
+        else if (name === "step") steps.push(data);
         else if (name === "delta") text += data.content;
         else if (name === "error") throw new Error(data.message);
         else if (name === "done") status.textContent = `done in ${Math.round(data.timings_ms.total)} ms` + (data.usage ? ` · ${data.usage.total_tokens} tokens` : "");
-        fill(answer, h("div", { class: "text" }, answerWithCitations(text, references)), referenceList(references, entities));
+        fill(answer, steps.length ? stepList(steps) : null,
+          h("div", { class: "text" }, answerWithCitations(text, references)), referenceList(references, entities));
         log.scrollTop = log.scrollHeight;
       }
     } catch (error) {
@@ -132,7 +159,7 @@ function conversation(pane, sessionId, onStreaming) {
     const last = Math.ceil(data.messages_total / data.page_size);
     if (last > 1) data = await call(`/sessions/${sessionId}?page=${last}`);
     fill(pane, h("h2", { id: "session-title" }, data.title || `Session ${shortId(data.id)}`), log, form);
-    log.append(...data.messages.map((m) => messageView(m.role, m.content, m.references)));
+    log.append(...data.messages.map((m) => messageView(m.role, m.content, m.references, null, m.steps)));
     log.scrollTop = log.scrollHeight;
     question.focus();
   });
