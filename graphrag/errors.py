@@ -56,6 +56,7 @@ __all__ = [
     "EmbeddingError",
     "EmptyFileError",
     "EncryptedFileError",
+    "ExtractOverrideError",
     "FileTooLargeError",
     "ForbiddenError",
     "GraphDataError",
@@ -131,6 +132,12 @@ class DuplicateDocumentError(ConflictError):
 class InvalidInputError(GraphragError):
     code = "invalid_input"
     http_status = 422
+
+
+class ExtractOverrideError(InvalidInputError):
+    """A document's extraction settings cannot apply over its base's."""
+
+    code = "extract_override_invalid"
 
 
 class EmptyFileError(InvalidInputError):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import replace
 from functools import partial
 from typing import Annotated
 
-from fastapi import APIRouter, File, Query, Request, UploadFile, status
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile, status
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import PrincipalDep
@@ -28,6 +29,7 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import KnowledgeSource, ParseStatus
 from graphrag.db.pages import Page
 from graphrag.errors import FileTooLargeError, GraphragError
+from graphrag.extraction.overrides import override_from_json
 from graphrag.ingest import documents
 from graphrag.ingest.schemas import (
     BatchItem,
@@ -37,13 +39,15 @@ from graphrag.ingest.schemas import (
     ItemError,
     KnowledgePublic,
     KnowledgeStages,
+    KnowledgeUpdate,
+    KnowledgeUpdated,
     TextImport,
     UrlImport,
 )
 from graphrag.ingest.url.fetch import fetch_url
 from graphrag.kb.service import require_live_kb
 from graphrag.outbox.relay_loop import RelayLoop
-from graphrag.text_input import Bounded
+from graphrag.text_input import Bounded, InputText
 
 router = APIRouter(prefix="/api/v1", tags=["documents"])
 
@@ -65,6 +69,10 @@ def upload_file(
     relay: RelayDep,
     tenant: TenantDep,
     file: Annotated[UploadFile, File(description="PDF, PNG/JPEG/TIFF, TXT, Markdown, HTML, DOCX")],
+    extract_override: Annotated[
+        InputText | None,
+        Form(description="the document's own extraction settings over its base's, as JSON"),
+    ] = None,
 ) -> KnowledgePublic:
     """Upload a file; it is checked (size, type by content, duplicate) and queued for parsing."""
     cap = settings.max_file_size_bytes
@@ -76,6 +84,7 @@ def upload_file(
         file_name=file.filename or "",
         media_type=file.content_type,
         source=KnowledgeSource.FILE,
+        extract_override=override_from_json(extract_override),
     )
     doc = documents.add_document(session, settings, storage, tenant, kb_id, new)
     return _commit_new(session, relay, doc)
@@ -162,6 +171,7 @@ async def import_url(
     await run_in_threadpool(_check_kb, state, tenant, kb_id)
     fetch = partial(fetch_url, str(body.url), settings.ingest, settings.max_file_size_bytes)
     new = await asyncio.wrap_future(state.url_imports.submit(principal.key_id or tenant, fetch))
+    new = replace(new, extract_override=body.extract_override)
     return await run_in_threadpool(_add_fetched, state, tenant, kb_id, new)
 
 
@@ -242,6 +252,26 @@ def reparse(
     doc_id, _ = documents.request_reparse(session, tenant, knowledge_id)
     commit_and_kick(session, relay)
     return documents.get_document(session, tenant, doc_id)
+
+
+@router.patch("/knowledge/{knowledge_id}")
+def update_document(
+    knowledge_id: uuid.UUID,
+    body: KnowledgeUpdate,
+    session: SessionDep,
+    settings: SettingsDep,
+    relay: RelayDep,
+    tenant: TenantDep,
+) -> KnowledgeUpdated:
+    """Set a document's own extraction settings over its base's (null: the base's alone).
+
+    When they change what its graph is extracted with, the answer offers a rebuild of this
+    document alone (`graph_rebuild_offered`); `rebuild: true` starts it at once.
+    """
+    updated = documents.update_document(session, settings, tenant, knowledge_id, body)
+    if updated.rebuild_queued:
+        commit_and_kick(session, relay)
+    return updated
 
 
 @router.post("/knowledge/{knowledge_id}/cancel")

@@ -180,6 +180,9 @@ class Knowledge(Base):
     # Extracted entities and relations the cleanup left out, per reason (`entities.placeholder`,
     # `relations.unknown_end`...): the sum of the chunks' counts, taken when the graph completes.
     graph_drops: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
+    # The document's own extraction settings over its base's (`extraction.overrides`); NULL:
+    # the base's alone.
+    extract_override: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
     # Runs of document.process started for the current attempt, and reconciler re-enqueues of
     # the current attempt; both are reset by a re-parse.
     deliveries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Row
@@ -27,6 +27,8 @@ from graphrag.errors import (
     DuplicateDocumentError,
     FileTooLargeError,
 )
+from graphrag.extraction.overrides import ExtractOverride
+from graphrag.ingest.document_settings import effective_of, graph_impact, stored_override
 from graphrag.ingest.file_names import safe_file_name
 from graphrag.ingest.parsers.file_types import detect_file_type
 from graphrag.ingest.schemas import (
@@ -35,6 +37,8 @@ from graphrag.ingest.schemas import (
     IngestionUsage,
     KnowledgePublic,
     KnowledgeStages,
+    KnowledgeUpdate,
+    KnowledgeUpdated,
     StageProgress,
     TextImport,
 )
@@ -57,6 +61,7 @@ __all__ = [
     "text_document",
     "text_import_document",
     "update_chunk",
+    "update_document",
 ]
 
 _K = core_table(Knowledge).c
@@ -78,6 +83,7 @@ class NewDocument:
     media_type: str | None
     source: KnowledgeSource
     source_url: str | None = None
+    extract_override: ExtractOverride | None = None  # the document's own extraction settings
 
 
 def get_document_row(
@@ -127,6 +133,7 @@ def add_document(
     and the original is written before the row is inserted, and removed if the insert fails.
     """
     require_live_kb(session, tenant_id, kb_id)
+    own = stored_override(session, settings, tenant_id, kb_id, new.extract_override)
     file_type = detect_file_type(
         new.data,
         file_name=new.file_name,
@@ -154,6 +161,8 @@ def add_document(
         "source_url": new.source_url,
         "storage_path": str(path),
     }
+    if own is not None:
+        row["extract_override"] = own
     try:
         added = lifecycle.insert_pending(session, row)
     except IntegrityError as exc:
@@ -171,7 +180,7 @@ def text_import_document(settings: Settings, body: TextImport) -> NewDocument:
     """A text import as a document; `FileTooLargeError` past the upload size cap."""
     if len(body.content.encode("utf-8")) > settings.max_file_size_bytes:
         raise FileTooLargeError(f"the text exceeds the {settings.max_file_size_mb} MB limit")
-    return text_document(body.title, body.content)
+    return replace(text_document(body.title, body.content), extract_override=body.extract_override)
 
 
 def text_document(title: str, content: str) -> NewDocument:
@@ -207,7 +216,38 @@ def list_documents(
 def get_document(
     session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID
 ) -> KnowledgePublic:
-    return KnowledgePublic.model_validate(get_document_row(session, tenant_id, knowledge_id))
+    """The document, with the extraction config its chunks use."""
+    doc = get_document_row(session, tenant_id, knowledge_id)
+    effective = effective_of(session, doc)
+    return KnowledgePublic.model_validate(doc).model_copy(
+        update={"effective_extract_config": effective}
+    )
+
+
+def update_document(
+    session: Session,
+    settings: Settings,
+    tenant_id: uuid.UUID,
+    knowledge_id: uuid.UUID,
+    body: KnowledgeUpdate,
+) -> KnowledgeUpdated:
+    """Set the document's own extraction settings (checked over its base's). A change to what
+    its graph is extracted with offers a rebuild of it; `rebuild` starts one at once whenever
+    its base builds a graph (the caller commits and wakes the relay)."""
+    doc = get_document_row(session, tenant_id, knowledge_id, for_update=True)
+    own = stored_override(session, settings, tenant_id, doc.kb_id, body.extract_override)
+    new = ExtractOverride.model_validate(own) if own is not None else None
+    impact = graph_impact(session, settings, doc, new)
+    doc.extract_override = own
+    session.flush()
+    queued = body.rebuild and impact.graph_on
+    if queued:
+        request_reparse(session, tenant_id, doc.id)
+    return KnowledgeUpdated(
+        knowledge=get_document(session, tenant_id, doc.id),
+        graph_rebuild_offered=impact.changed and not queued,
+        rebuild_queued=queued,
+    )
 
 
 def get_stages(session: Session, tenant_id: uuid.UUID, knowledge_id: uuid.UUID) -> KnowledgeStages:

@@ -67,6 +67,8 @@ _GRAPH_SWITCH = (
     .where(_B.id == bindparam("p_kb"))
     .with_for_update(read=True)
 )
+# The document's own extraction settings (its switch), read after the base's.
+_OWN_EXTRACT = select(_K.extract_override).where(_K.id == bindparam("p_id"))
 # The document while `p_attempt` is its attempt and it may still be claimed.
 _CLAIMABLE_ATTEMPT = claimable_attempt()
 # The claim: the document locked (not its base) with what the run needs of both.
@@ -386,6 +388,10 @@ def _write(
 
 def _graph_on_now(ctx: IngestContext, session: Session, job: _Job) -> bool:
     """The base's graph switch as committed now, read under a share lock of the base's row: a
-    switch flipped while this document was parsed is seen here (see `ingest.graph.switch`)."""
+    switch flipped while this document was parsed is seen here (see `ingest.graph.switch`);
+    then the document's own switch, which may only turn it off."""
     row = session.execute(_GRAPH_SWITCH, {"p_kb": job.kb_id}).first()
-    return row is not None and stored_graph_on(ctx.settings, row.indexing, row.extract_config)
+    if row is None or not stored_graph_on(ctx.settings, row.indexing, row.extract_config):
+        return False
+    own = session.execute(_OWN_EXTRACT, {"p_id": job.knowledge_id}).scalar()
+    return not own or own.get("enabled") is not False

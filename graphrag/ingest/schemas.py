@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus, Stage, StageStatus
 from graphrag.extraction.drops import DropCounts, EntityDrop, RelationDrop
+from graphrag.extraction.models import ExtractConfig
+from graphrag.extraction.overrides import ExtractOverride
 from graphrag.text_input import InputText, InputUrl, RequestModel
 
 __all__ = [
@@ -22,6 +24,8 @@ __all__ = [
     "ItemError",
     "KnowledgePublic",
     "KnowledgeStages",
+    "KnowledgeUpdate",
+    "KnowledgeUpdated",
     "StageProgress",
     "TextImport",
     "UrlImport",
@@ -91,6 +95,13 @@ class KnowledgePublic(BaseModel):
     graph_drops: GraphDrops
     usage: IngestionUsage
     stats: dict[str, Any]
+    extract_override: ExtractOverride | None = Field(
+        default=None, description="the document's own extraction settings over its base's"
+    )
+    effective_extract_config: ExtractConfig | None = Field(
+        default=None,
+        description="what its chunks are extracted with (one document's GET and PATCH only)",
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -100,7 +111,11 @@ class KnowledgePublic(BaseModel):
         """A table row keeps its accounting in columns; the public shape groups them."""
         if isinstance(data, dict) or hasattr(data, "usage"):
             return data
-        fields = {name: getattr(data, name) for name in cls.model_fields if name != "usage"}
+        fields = {
+            name: getattr(data, name)
+            for name in cls.model_fields
+            if name != "usage" and hasattr(data, name)
+        }
         return {**fields, "usage": IngestionUsage.model_validate(data)}
 
     @field_validator("graph_drops", mode="before")
@@ -201,9 +216,32 @@ class TextImport(RequestModel):
 
     title: InputText = Field(min_length=1, max_length=500)
     content: InputText = Field(min_length=1)
+    extract_override: ExtractOverride | None = None
 
 
 class UrlImport(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     url: InputUrl
+    extract_override: ExtractOverride | None = None
+
+
+class KnowledgeUpdate(RequestModel):
+    """A document's own extraction settings (null: its base's alone); `rebuild` re-processes
+    the document at once (when its base builds a graph)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    extract_override: ExtractOverride | None
+    rebuild: bool = False
+
+
+class KnowledgeUpdated(BaseModel):
+    """The document after the change, and whether its graph is out of date."""
+
+    knowledge: KnowledgePublic
+    graph_rebuild_offered: bool = Field(
+        description="the settings changed what the graph is extracted with and no rebuild was "
+        "asked: POST .../knowledge/{id}/reparse (or PATCH with rebuild) brings it up to date"
+    )
+    rebuild_queued: bool

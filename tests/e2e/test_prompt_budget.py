@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -54,15 +55,11 @@ def _store_history(sessions: sessionmaker[Session], session_id: str) -> int:
     return chars
 
 
-def test_history_passages_and_memory_fit_the_budget_together(
-    http: httpx.Client,
-    worker: WorkerProcess,
-    settings: Settings,
-    fresh_scripted_llm: ScriptedLlmServer,
-    session_factory: sessionmaker[Session],
-) -> None:
-    budget = settings.memory.compact_threshold_chars
-    fresh_scripted_llm.set_rules([], default={"content": ANSWER})
+def _long_session(
+    http: httpx.Client, session_factory: sessionmaker[Session]
+) -> tuple[dict[str, Any], str, int]:
+    """A base of ten long paragraphs, an owner with a big core memory, and a session of
+    theirs with a long history: (session, core memory text, history characters)."""
     kb = create_kb(http, chunking={"chunk_size": 1500, "chunk_overlap": 0, "separators": ["\n\n"]})
     text = "\n\n".join(f"P{n}. {PARAGRAPH}" for n in range(PARAGRAPHS)) + f"\n\n{uuid.uuid4()}"
     doc = upload(http, kb["id"], "cranes.md", text.encode()).json()
@@ -73,18 +70,36 @@ def test_history_passages_and_memory_fit_the_budget_together(
     assert put.status_code == 200, put.text
     session = http.post("/api/v1/sessions", json={"kb_ids": [kb["id"]], "owner": owner}).json()
     history_chars = _store_history(session_factory, session["id"])
+    return session, core, history_chars
+
+
+def _answered(
+    http: httpx.Client, llm: ScriptedLlmServer, route: str, session_id: str
+) -> dict[str, Any]:
+    """The question asked on `route` with the model's record cleared first; the answer, whole."""
+    llm.clear_requests()
+    reply = http.post(f"/api/v1/{route}/{session_id}", json={"query": QUESTION, "stream": False})
+    assert reply.status_code == 200, reply.text
+    answer: dict[str, Any] = reply.json()
+    assert answer["completed"] is True and answer["answer"] == ANSWER, answer["error"]
+    return answer
+
+
+def test_history_passages_and_memory_fit_the_budget_together(
+    http: httpx.Client,
+    worker: WorkerProcess,
+    settings: Settings,
+    fresh_scripted_llm: ScriptedLlmServer,
+    session_factory: sessionmaker[Session],
+) -> None:
+    budget = settings.memory.compact_threshold_chars
+    fresh_scripted_llm.set_rules([], default={"content": ANSWER})
+    session, core, history_chars = _long_session(http, session_factory)
     # Each part alone is within the budget; together they are not.
     assert history_chars < budget
     assert history_chars + settings.chat.context_max_chars // 2 + CORE_CHARS > budget
 
-    fresh_scripted_llm.clear_requests()
-    reply = http.post(
-        f"/api/v1/knowledge-chat/{session['id']}", json={"query": QUESTION, "stream": False}
-    )
-
-    assert reply.status_code == 200, reply.text
-    answer = reply.json()
-    assert answer["completed"] is True and answer["answer"] == ANSWER, answer["error"]
+    answer = _answered(http, fresh_scripted_llm, "knowledge-chat", session["id"])
     [sent] = [r.body for r in fresh_scripted_llm.requests("/v1/chat/completions")]
     assert isinstance(sent, dict) and isinstance(sent["messages"], list)
     contents = [str(m["content"]) for m in sent["messages"] if isinstance(m, dict)]
@@ -131,26 +146,10 @@ def test_every_agent_call_fits_the_budget_with_history_memory_and_tool_results(
         ],
         default={"content": ANSWER},
     )
-    kb = create_kb(http, chunking={"chunk_size": 1500, "chunk_overlap": 0, "separators": ["\n\n"]})
-    text = "\n\n".join(f"P{n}. {PARAGRAPH}" for n in range(PARAGRAPHS)) + f"\n\n{uuid.uuid4()}"
-    doc = upload(http, kb["id"], "cranes.md", text.encode()).json()
-    assert wait_terminal(http, doc["id"])["parse_status"] == "completed"
-    owner = f"owner-{uuid.uuid4().hex[:8]}"
-    core = ("The user runs the Quillon harbour night shift. " * 200)[:CORE_CHARS]
-    put = http.put("/api/v1/memory/core/profile", json={"owner": owner, "text": core})
-    assert put.status_code == 200, put.text
-    session = http.post("/api/v1/sessions", json={"kb_ids": [kb["id"]], "owner": owner}).json()
-    history_chars = _store_history(session_factory, session["id"])
+    session, core, history_chars = _long_session(http, session_factory)
     assert history_chars < budget < history_chars + CORE_CHARS + settings.chat.context_max_chars
 
-    fresh_scripted_llm.clear_requests()
-    reply = http.post(
-        f"/api/v1/agent-chat/{session['id']}", json={"query": QUESTION, "stream": False}
-    )
-
-    assert reply.status_code == 200, reply.text
-    answer = reply.json()
-    assert answer["completed"] is True and answer["answer"] == ANSWER, answer["error"]
+    _answered(http, fresh_scripted_llm, "agent-chat", session["id"])
     calls = [r.body for r in fresh_scripted_llm.requests("/v1/chat/completions")]
     prompts = [_contents(c) for c in calls if isinstance(c, dict) and "tools" in c]
     assert len(prompts) >= 3

@@ -295,6 +295,9 @@ CASES: dict[str, Callable[[World], None]] = {
         "GET", V1 + "/knowledge-bases/{kb}/knowledge"
     ),
     "GET /api/v1/knowledge/{knowledge_id}": _missing("GET", V1 + "/knowledge/{doc}"),
+    "PATCH /api/v1/knowledge/{knowledge_id}": _missing(
+        "PATCH", V1 + "/knowledge/{doc}", json={"extract_override": {"enabled": False}}
+    ),
     "GET /api/v1/knowledge/{knowledge_id}/stages": _missing("GET", V1 + "/knowledge/{doc}/stages"),
     "GET /api/v1/knowledge/{knowledge_id}/chunks": _missing("GET", V1 + "/knowledge/{doc}/chunks"),
     "POST /api/v1/knowledge/{knowledge_id}/reparse": _missing(

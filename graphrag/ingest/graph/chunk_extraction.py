@@ -41,6 +41,7 @@ from graphrag.extraction.drops import DropCounts
 from graphrag.extraction.graph_cleanup import ParseOptions
 from graphrag.extraction.models import ExtractConfig
 from graphrag.extraction.output_parser import ParseOutcome, parse_graph_output
+from graphrag.extraction.overrides import ExtractOverride, effective_config
 from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.extraction.trace import chunk_trace
 from graphrag.graph.models import GraphData
@@ -113,6 +114,7 @@ _LOAD = started_with(
         _C.graph_status,
         _C.content,
         _B.extract_config,
+        _K.extract_override,
     )
     .select_from(core_table(Chunk))
     .join(core_table(Knowledge), _K.id == _C.knowledge_id)
@@ -150,7 +152,7 @@ def _load(ctx: GraphContext, key: _Key) -> _Work | None:
     rows = execute_alone(ctx.sessions, _LOAD, params)
     if not rows:
         return None
-    kb_id, doc_attempt, parse_status, chunk_attempt, graph_status, content, config = rows[0]
+    kb_id, doc_attempt, parse_status, chunk_attempt, graph_status, content, config, own = rows[0]
     if (
         doc_attempt != key.attempt
         or chunk_attempt != key.attempt
@@ -158,7 +160,9 @@ def _load(ctx: GraphContext, key: _Key) -> _Work | None:
         or graph_status != GraphStatus.PENDING
     ):
         return None
-    return _Work(kb_id, content, ExtractConfig.model_validate(config))
+    base = ExtractConfig.model_validate(config)
+    override = ExtractOverride.model_validate(own) if own else None
+    return _Work(kb_id, content, effective_config(base, override))
 
 
 @dataclass
