@@ -84,7 +84,16 @@ def worker(
     ),
     beat: bool = typer.Option(False, help="also run the periodic reconciler (one per cluster)"),
 ) -> None:
-    """Run a Celery worker on the given queues."""
+    """Run the workers: with no options, the fast layout (the graph queue on threads sized to
+    the LLM's slots, every other queue on processes, two workers in one command); with
+    options, one Celery worker as they say."""
+    if not (queues or concurrency or name) and pool == "auto":
+        from cli.worker_layout import run_fast_layout
+
+        settings = get_settings()
+        port = metrics_port if metrics_port >= 0 else settings.metrics.worker_port
+        console.print("worker: the fast layout, a graph worker and a worker for the other queues")
+        raise typer.Exit(run_fast_layout(settings, port, beat))
     # Many small matrix products per embedding batch: threaded BLAS only contends for the cores
     # the worker processes already use. Must be set before numpy loads.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

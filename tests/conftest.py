@@ -32,7 +32,11 @@ from tests.support.services import (
 )
 from tests.support.worker import WorkerProcess
 
-pytest_plugins = ["tests.fakes.fixtures", "tests.support.memory_fixtures"]
+pytest_plugins = [
+    "tests.fakes.fixtures",
+    "tests.support.memory_fixtures",
+    "tests.support.slot_server",
+]
 
 
 @pytest.fixture(scope="session")

@@ -39,6 +39,8 @@ class CelerySettings(_Section):
     max_memory_per_child_mb: int = Field(
         ge=0, description="a prefork child larger than this after a task is replaced; 0: never"
     )
+    layout_poll_s: float = Field(gt=0.0, description="the fast layout checks its workers")
+    layout_stop_grace_s: float = Field(gt=0.0, description="a stopped worker may take this long")
 
     @property
     def graph_soft_limit_s(self) -> int:

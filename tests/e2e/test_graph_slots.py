@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -20,14 +19,12 @@ from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.graph_helpers import remove_label
 from tests.support.isolated_worker import add_and_enqueue, finished, wait_document
+from tests.support.slot_server import HOLD_S, SLOTS
 from tests.support.split_workers import split_workers
 
 pytestmark = pytest.mark.e2e
 
-SLOTS = 4
 CHUNKS = 8
-HOLD_S = 0.5
-REPLY = {"nodes": [{"name": "Slot Test Entity", "attributes": []}], "relations": []}
 
 
 def _document(marker: str) -> bytes:
@@ -44,20 +41,6 @@ def _kb() -> KnowledgeBaseCreate:
         indexing=IndexingStrategy(graph_enabled=True),
         extract_config=ExtractConfig(enabled=True),
     )
-
-
-@pytest.fixture()
-def slot_server() -> Iterator[ScriptedLlmServer]:
-    with ScriptedLlmServer() as server:
-        server.set_script(
-            {
-                "slots": SLOTS,
-                "latency_s": HOLD_S,
-                "models": ["scripted"],
-                "default": {"content": REPLY},
-            }
-        )
-        yield server
 
 
 def _sample(text: str, name: str, **labels: str) -> float | None:
