@@ -22,6 +22,7 @@ from api.routers import (
     admin_keys,
     chat,
     documents,
+    evaluation,
     graph_search,
     identity,
     initialization,
@@ -106,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_keys.router)
     app.include_router(memory.router)
     app.include_router(interactions.router)
+    app.include_router(evaluation.router)
     app.include_router(identity.router)
     app.include_router(openai_compat.router)
     # The MCP route checks the API key itself, before the SDK (see api/mcp_http.py).

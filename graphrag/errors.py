@@ -56,6 +56,7 @@ __all__ = [
     "EmbeddingError",
     "EmptyFileError",
     "EncryptedFileError",
+    "EvalSetInvalidError",
     "ExtractOverrideError",
     "FileTooLargeError",
     "ForbiddenError",
@@ -138,6 +139,12 @@ class ExtractOverrideError(InvalidInputError):
     """A document's extraction settings cannot apply over its base's."""
 
     code = "extract_override_invalid"
+
+
+class EvalSetInvalidError(InvalidInputError):
+    """A line of an evaluation set is not a question this base can score (its line named)."""
+
+    code = "eval_set_invalid"
 
 
 class EmptyFileError(InvalidInputError):

@@ -20,6 +20,7 @@ TASK_MODULES = [
     "workers.tasks_documents",
     "workers.tasks_graph",
     "workers.tasks_memory",
+    "workers.tasks_eval",
     "workers.outbox_hooks",
     "workers.heartbeat",
     "workers.memory_ceiling",

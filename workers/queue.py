@@ -43,6 +43,7 @@ def routing_conf(settings: Settings) -> dict[str, Any]:
             "document.*": {"queue": c.docparse_queue},
             "graph.*": {"queue": c.graph_queue},
             "memory.*": {"queue": c.memory_queue},
+            "eval.*": {"queue": c.eval_queue},
         },
         "broker_connection_retry_on_startup": True,
         "timezone": "UTC",

@@ -62,6 +62,21 @@ class KnowledgeBaseStatus(StrEnum):
     DELETING = "deleting"
 
 
+class EvalRunStatus(StrEnum):
+    """Where an evaluation run stands; the last three are terminal."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @classmethod
+    def terminal(cls) -> frozenset[EvalRunStatus]:
+        """The statuses a run never leaves."""
+        return frozenset({cls.SUCCEEDED, cls.FAILED, cls.CANCELLED})
+
+
 class GraphStatus(StrEnum):
     PENDING = "pending"
     DONE = "done"

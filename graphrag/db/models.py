@@ -29,6 +29,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from graphrag.db.enums import (
+    EvalRunStatus,
     GraphStatus,
     KnowledgeBaseStatus,
     KnowledgeSource,
@@ -411,6 +412,84 @@ class RecallMemory(Base):
     content: Mapped[str] = mapped_column(Text, default="")
     tool_data: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = _created()
+
+
+class EvalSet(Base):
+    """A base's evaluation questions, uploaded as one JSONL file."""
+
+    __tablename__ = "eval_sets"
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    tenant_id: Mapped[uuid.UUID] = _tenant_fk()
+    kb_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("knowledge_bases.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    question_count: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = _created()
+
+
+class EvalQuestion(Base):
+    """One question of a set: its gold documents (resolved to ids at upload) and answers."""
+
+    __tablename__ = "eval_questions"
+    __table_args__ = (UniqueConstraint("set_id", "seq", name="uq_eval_questions_set_seq"),)
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    set_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("eval_sets.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)  # its line in the uploaded file
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str | None] = mapped_column(Text)
+    answer_aliases: Mapped[list[Any]] = mapped_column(default=list)
+    gold: Mapped[list[Any]] = mapped_column(default=list)  # document ids, as text
+    hops: Mapped[int | None] = mapped_column(Integer)
+    tags: Mapped[list[Any]] = mapped_column(default=list)
+
+
+class EvalRun(Base):
+    """One scoring of a set with a configuration; its metrics once every question is scored."""
+
+    __tablename__ = "eval_runs"
+
+    id: Mapped[uuid.UUID] = _uuid_pk()
+    tenant_id: Mapped[uuid.UUID] = _tenant_fk()
+    kb_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("knowledge_bases.id", ondelete="CASCADE"), index=True
+    )
+    set_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("eval_sets.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    status: Mapped[EvalRunStatus] = mapped_column(
+        _enum(EvalRunStatus, "eval_run_status"), default=EvalRunStatus.QUEUED
+    )
+    config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int] = mapped_column(Integer)
+    metrics: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class EvalResult(Base):
+    """What one run found for one question; one row each, so a resumed run counts it once."""
+
+    __tablename__ = "eval_results"
+
+    run_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("eval_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    question_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("eval_questions.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    ranked: Mapped[list[Any]] = mapped_column(default=list)  # document ids, best first
+    cited: Mapped[list[Any]] = mapped_column(default=list)  # documents the answer cited
+    answer: Mapped[str | None] = mapped_column(Text)
+    latency_ms: Mapped[float] = mapped_column(Float)
+    llm_calls: Mapped[int] = mapped_column(Integer, default=0)
+    tokens: Mapped[int | None] = mapped_column(Integer)
 
 
 def core_table(model: type[Base]) -> Table:

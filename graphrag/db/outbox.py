@@ -39,6 +39,7 @@ __all__ = [
     "record_failure",
     "record_retry",
     "record_start",
+    "run_evaluation",
     "settle",
     "started_with",
     "task_key",
@@ -58,6 +59,7 @@ class TaskName(StrEnum):
     DELETE_KNOWLEDGE_BASE = "document.delete_kb"
     EXTRACT_CHUNK = "graph.extract_chunk"
     CLOSE_MEMORY_SESSION = "memory.close_session"
+    RUN_EVALUATION = "eval.run"
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,10 @@ def extract_chunk(knowledge_id: uuid.UUID, attempt: int, chunk_id: uuid.UUID) ->
         knowledge_id=knowledge_id,
         chunk_id=chunk_id,
     )
+
+
+def run_evaluation(run_id: uuid.UUID) -> TaskRequest:
+    return TaskRequest(TaskName.RUN_EVALUATION, (str(run_id),))
 
 
 def close_memory_session(tenant_id: uuid.UUID, owner: str, session_id: uuid.UUID) -> TaskRequest:

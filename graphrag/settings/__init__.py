@@ -16,6 +16,7 @@ from graphrag.settings.api import ApiSettings
 from graphrag.settings.auth import AuthSettings
 from graphrag.settings.base import NetworkPort, parse_network_port, project_root
 from graphrag.settings.chat import ChatSettings, FastPathRule, FastPathSettings
+from graphrag.settings.evaluation import EvaluationSettings
 from graphrag.settings.extraction import ExtractionSettings, PreviewSettings
 from graphrag.settings.faces import FacesSettings
 from graphrag.settings.ingest import IngestSettings
@@ -36,6 +37,7 @@ __all__ = [
     "CliSettings",
     "DatabaseSettings",
     "EmbeddingSettings",
+    "EvaluationSettings",
     "ExtractionSettings",
     "FacesSettings",
     "FastPathRule",

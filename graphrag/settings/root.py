@@ -14,6 +14,7 @@ from graphrag.settings.api import ApiSettings
 from graphrag.settings.auth import AuthSettings
 from graphrag.settings.base import project_root
 from graphrag.settings.chat import ChatSettings
+from graphrag.settings.evaluation import EvaluationSettings
 from graphrag.settings.extraction import ExtractionSettings, PreviewSettings
 from graphrag.settings.faces import FacesSettings
 from graphrag.settings.ingest import IngestSettings
@@ -62,6 +63,7 @@ class Settings(BaseSettings):
     previews: PreviewSettings
     metrics: MetricsSettings
     faces: FacesSettings
+    evaluation: EvaluationSettings
 
     @classmethod
     def settings_customise_sources(

@@ -16,6 +16,7 @@ class CelerySettings(_Section):
     docparse_queue: str
     graph_queue: str
     memory_queue: str
+    eval_queue: str
     default_queue: str
     prefetch_multiplier: int
     docparse_time_limit_s: int
@@ -51,7 +52,13 @@ class CelerySettings(_Section):
     @property
     def queues(self) -> list[str]:
         """Every queue, the default first: what a worker consumes unless told, what is metered."""
-        return [self.default_queue, self.docparse_queue, self.graph_queue, self.memory_queue]
+        return [
+            self.default_queue,
+            self.docparse_queue,
+            self.graph_queue,
+            self.memory_queue,
+            self.eval_queue,
+        ]
 
 
 class OutboxSettings(_Section):

@@ -253,6 +253,7 @@ def _complete(w: World) -> None:
 
 
 FILE = {"files": {"file": ("x.txt", b"A's text about Lyon.", "text/plain")}}
+OTHER_ID = str(uuid.uuid4())  # a set or run id: B's base is not found first
 CASES: dict[str, Callable[[World], None]] = {
     "GET /openapi.json": _open_without_tenant_data("GET", "/openapi.json"),
     "GET /docs": _open_without_tenant_data("GET", "/docs"),
@@ -276,6 +277,38 @@ CASES: dict[str, Callable[[World], None]] = {
     "DELETE /api/v1/knowledge-bases/{kb_id}": _missing("DELETE", V1 + "/knowledge-bases/{kb}"),
     "GET /api/v1/knowledge-bases/{kb_id}/deletion": _missing(
         "GET", V1 + "/knowledge-bases/{kb}/deletion"
+    ),
+    "POST /api/v1/knowledge-bases/{kb_id}/eval-sets": _missing(
+        "POST",
+        V1 + "/knowledge-bases/{kb}/eval-sets",
+        files={"file": ("set.jsonl", b'{"question": "Where is Lyon?"}', "application/jsonl")},
+    ),
+    "GET /api/v1/knowledge-bases/{kb_id}/eval-sets": _missing(
+        "GET", V1 + "/knowledge-bases/{kb}/eval-sets"
+    ),
+    "GET /api/v1/knowledge-bases/{kb_id}/eval-sets/{set_id}": _missing(
+        "GET", V1 + "/knowledge-bases/{kb}/eval-sets/" + OTHER_ID
+    ),
+    "DELETE /api/v1/knowledge-bases/{kb_id}/eval-sets/{set_id}": _missing(
+        "DELETE", V1 + "/knowledge-bases/{kb}/eval-sets/" + OTHER_ID
+    ),
+    "POST /api/v1/knowledge-bases/{kb_id}/eval-runs": _missing(
+        "POST", V1 + "/knowledge-bases/{kb}/eval-runs", json={"eval_set_id": OTHER_ID}
+    ),
+    "GET /api/v1/knowledge-bases/{kb_id}/eval-runs": _missing(
+        "GET", V1 + "/knowledge-bases/{kb}/eval-runs"
+    ),
+    "GET /api/v1/knowledge-bases/{kb_id}/eval-runs/{run_id}": _missing(
+        "GET", V1 + "/knowledge-bases/{kb}/eval-runs/" + OTHER_ID
+    ),
+    "GET /api/v1/knowledge-bases/{kb_id}/eval-runs/{run_id}/questions": _missing(
+        "GET", V1 + "/knowledge-bases/{kb}/eval-runs/" + OTHER_ID + "/questions"
+    ),
+    "POST /api/v1/knowledge-bases/{kb_id}/eval-runs/{run_id}/cancel": _missing(
+        "POST", V1 + "/knowledge-bases/{kb}/eval-runs/" + OTHER_ID + "/cancel"
+    ),
+    "GET /api/v1/knowledge-bases/{kb_id}/eval-runs/{a}/compare/{b}": _missing(
+        "GET", V1 + "/knowledge-bases/{kb}/eval-runs/" + OTHER_ID + "/compare/" + OTHER_ID
     ),
     "POST /api/v1/knowledge-bases/{kb_id}/knowledge/file": _missing(
         "POST", V1 + "/knowledge-bases/{kb}/knowledge/file", **FILE
