@@ -145,18 +145,16 @@ def test_bad_sets_are_refused_and_nothing_is_stored(
     )
     assert known.status_code == 202
     good = json.dumps({"question": "Where is Lyon?", "gold": ["lyon"]})
-    cases: dict[str, str] = {
-        "line 2": f"{good}\n{{not json".encode(),
-        "'atlantis' is no document": (
-            good + "\n" + json.dumps({"question": "x", "gold": ["atlantis"]})
-        ).encode(),
-        "question": json.dumps({"question": ""}).encode(),
-        f"at most {settings.evaluation.max_questions} questions": (good + "\n")
-        * (settings.evaluation.max_questions + 1),
+    unknown = json.dumps({"question": "Where is Atlantis?", "gold": ["atlantis"]})
+    most = settings.evaluation.max_questions
+    cases = {
+        "line 2": f"{good}\n{{not json",
+        "'atlantis' is no document": f"{good}\n{unknown}",
+        "question": json.dumps({"question": ""}),
+        f"at most {most} questions": f"{good}\n" * (most + 1),
     }
-    for named, data in cases.items():
-        body = data if isinstance(data, bytes) else data.encode()
-        refused = _upload(http, kb["id"], body)
+    for named, text in cases.items():
+        refused = _upload(http, kb["id"], text.encode())
         assert refused.status_code == 422, refused.text
         assert refused.json()["error"]["code"] == "eval_set_invalid"
         assert named in refused.json()["error"]["message"], refused.text
