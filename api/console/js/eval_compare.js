@@ -8,7 +8,8 @@ const DIGITS = 3;
 
 export function formatMetric(value) {
   if (value === null || value === undefined) return "–";
-  return Number.isInteger(value) ? String(value) : value.toFixed(DIGITS);
+  // Counts (questions, tokens) read as whole numbers; shares keep their digits, 1 included.
+  return Number.isInteger(value) && Math.abs(value) > 1 ? String(value) : value.toFixed(DIGITS);
 }
 
 function deltaCell(delta) {

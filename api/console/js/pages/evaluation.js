@@ -105,9 +105,10 @@ function runRow(run, picked, actions) {
       ? h("button", { type: "button", class: "cancel-run", onclick: () => actions.cancel(run) }, "Cancel") : null));
 }
 
+// A choice the user made stays; until then the default follows the runs as they finish.
 function runOptions(select, runs, preferred) {
   const done = runs.filter((r) => r.metrics);
-  const keep = select.value || preferred;
+  const keep = select.dataset.chosen ? select.value : preferred;
   fill(select, done.map((r) => h("option", { value: r.id }, `${r.name} (${shortId(r.id)})`)));
   if (done.some((r) => r.id === keep)) select.value = keep;
 }
@@ -115,6 +116,7 @@ function runOptions(select, runs, preferred) {
 function comparePanel(kbId) {
   const a = h("select", { name: "a", id: "compare-a", required: true });
   const b = h("select", { name: "b", id: "compare-b", required: true });
+  for (const select of [a, b]) select.addEventListener("change", () => { select.dataset.chosen = "yes"; });
   const out = h("div", { id: "compare-result", "aria-live": "polite" });
   const form = h("form", { class: "card", id: "eval-compare", "aria-labelledby": "compare-title" },
     h("h2", { id: "compare-title" }, "Compare two runs"),
