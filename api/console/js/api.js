@@ -50,6 +50,13 @@ export async function call(path, { method = "GET", body, signal } = {}) {
   return response.json();
 }
 
+/** POST a multipart form (a file and its fields); answers the parsed JSON. */
+export async function postForm(path, form) {
+  const response = await fetch(API + path, { method: "POST", headers: authHeaders(), body: form });
+  if (!response.ok) throw await errorOf(response);
+  return response.json();
+}
+
 /** Upload one file with XHR (fetch reports no upload progress); `onProgress(fraction)`. */
 export function uploadFile(kbId, file, onProgress) {
   return new Promise((resolve, reject) => {

@@ -5,6 +5,7 @@ import { fill, h, shortId, toast } from "./dom.js";
 import * as bases from "./pages/bases.js";
 import * as chat from "./pages/chat.js";
 import * as documents from "./pages/documents.js";
+import * as evaluation from "./pages/evaluation.js";
 import * as graph from "./pages/graph.js";
 import * as keys from "./pages/keys.js";
 import * as previews from "./pages/previews.js";
@@ -19,6 +20,7 @@ const PAGES = [
   { path: "bases", title: "Knowledge bases", module: bases },
   { path: "chat", title: "Chat", module: chat },
   { path: "graph", title: "Graph", module: graph },
+  { path: "evaluation", title: "Evaluation", module: evaluation },
   { path: "previews", title: "Extraction previews", module: previews, needs: "manage_models" },
   { path: "keys", title: "API keys", module: keys, needs: "admin" },
 ];
