@@ -21,6 +21,8 @@ from pydantic import Field
 
 from graphrag.auth.models import Principal
 from graphrag.errors import GraphragError
+from graphrag.eval import tools as eval_tools
+from graphrag.eval.schemas import EvalRunPublic
 from graphrag.faces import tools
 from graphrag.faces.services import FaceServices
 from graphrag.faces.tools import DocumentStatus, KnowledgeAnswer, KnowledgeBaseSummary
@@ -67,7 +69,8 @@ _INSTRUCTIONS = (
     "Knowledge bases of documents with a knowledge graph. Find a base with "
     "list_knowledge_bases, then search it (passages), graph_search it (entities and "
     "relations) or ask it (an answer citing passages as [n]); add_text_document adds a "
-    "document, document_status follows its processing."
+    "document, document_status follows its processing; start_evaluation scores a question set "
+    "of the base and evaluation_run reads the run."
 )
 
 
@@ -177,6 +180,38 @@ class _Tools:
         counts and per-stage progress."""
         return self._run(ctx, tools.document_status, document_id=document_id)
 
+    def start_evaluation(
+        self,
+        kb: KbArg,
+        eval_set_id: Annotated[str, _Long, Field(description="a question set of the base")],
+        ctx: McpContext,
+        graph: Annotated[bool | None, Field(description="graph on or off; null: the base's")] = (
+            None
+        ),
+        top_k: Annotated[int | None, Field(ge=1, description="hits fetched per question")] = None,
+        answer: Annotated[bool, Field(description="also answer each question")] = False,
+    ) -> EvalRunPublic:
+        """Start an evaluation run of one of the base's question sets; read it with
+        evaluation_run (status, progress, then R@k, MRR and the other metrics)."""
+        return self._run(
+            ctx,
+            eval_tools.start_evaluation,
+            kb=kb,
+            eval_set_id=eval_set_id,
+            graph=graph,
+            top_k=top_k,
+            answer=answer,
+        )
+
+    def evaluation_run(
+        self,
+        kb: KbArg,
+        run_id: Annotated[str, _Long, Field(description="the id start_evaluation returned")],
+        ctx: McpContext,
+    ) -> EvalRunPublic:
+        """An evaluation run's status, progress and, once done, its metrics."""
+        return self._run(ctx, eval_tools.evaluation_run, kb=kb, run_id=run_id)
+
 
 # Each tool and what it does to the knowledge bases, for clients that ask before calling.
 _TOOLS: dict[str, ToolAnnotations] = {
@@ -186,13 +221,16 @@ _TOOLS: dict[str, ToolAnnotations] = {
     "ask": _ASK,
     "add_text_document": _WRITE,
     "document_status": _READ_ONLY,
+    "start_evaluation": _WRITE,
+    "evaluation_run": _READ_ONLY,
 }
 
 
 def build_mcp_server(
     settings: Settings, services: ServicesOf, caller: Caller, chat_runner: ChatRunner = in_thread
 ) -> MCPServer[Any]:
-    """The MCP server with the six knowledge-base tools; `ask` runs through `chat_runner`."""
+    """The MCP server with the knowledge-base and evaluation tools; `ask` runs through
+    `chat_runner`."""
     server: MCPServer[Any] = MCPServer(
         settings.faces.mcp_server_name, instructions=_INSTRUCTIONS, version=settings.version
     )

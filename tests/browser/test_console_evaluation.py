@@ -1,9 +1,9 @@
 """The console's evaluation page in headless Chromium against the real API, worker and services.
 
-A small base with the graph on holds two documents; the second one names no word of the
-question, only an entity the graph links to the question's. A user uploads a question set,
-starts a graph-off and a graph-on run, waits for both on the page, sees bars for both runs and
-compares them: the changed questions listed are those of the API's comparison.
+A small base with the graph on holds two documents. A user uploads a question set, starts a
+graph-off run keeping one passage per question and a graph-on run keeping two, waits for both on
+the page, sees bars for both runs and compares them: the changed questions listed are those of
+the API's comparison, the first question among them.
 """
 
 from __future__ import annotations
@@ -32,11 +32,13 @@ from tests.support.worker import WorkerProcess
 pytestmark = pytest.mark.browser
 
 RUN_WAIT_S = 180.0
-TOP_K = 1  # one passage per question: only a ranking change can move a question
+# The graph-off run keeps one passage per question, the graph-on run two: people.txt, second
+# for the first question, is found by the second run alone, so the comparison lists it.
+TOP_K = {"off": 1, "on": 2}
 QUESTION = "Who runs the Zorvath Industries plant in Tromso?"
 DOCS = {
     "plant.md": "PLANTDOC. Zorvath Industries runs a plant in Tromso that builds ship engines.",
-    "people.txt": "PEOPLEDOC. Elin Brask keeps bees. She directs the engine works up north.",
+    "people.txt": "PEOPLEDOC. Elin Brask keeps bees. She directs the Tromso plant.",
 }
 
 
@@ -106,7 +108,7 @@ def start_run(b: Browser, name: str, graph: str) -> None:
     Select(b.find(f"{form} select[name=graph]")).select_by_value(graph)
     top_k = b.find(f"{form} input[name=top_k]")
     top_k.clear()
-    top_k.send_keys(str(TOP_K))
+    top_k.send_keys(str(TOP_K[graph]))
     b.click(f"{form} button[type=submit]")
     b.find(f"#eval-run-rows tr[data-run-name='{name}']")
 
@@ -151,7 +153,7 @@ def test_evaluation_page_runs_plots_and_compares(
         b.click("#eval-compare button[type=submit]")
         b.find("#compare-metrics tr[data-metric]")
         expected = http.get(f"/api/v1/knowledge-bases/{kb_id}/eval-runs/{off}/compare/{on}").json()
-        assert expected["changed"], "the graph changed no question: the fixture proves nothing"
+        assert expected["changed"], "no question changed: the fixture proves nothing"
         items = b.driver.find_elements(By.CSS_SELECTOR, "#changed-questions li")
         shown = {
             (li.get_attribute("data-question-id"), li.get_attribute("data-found-by"))

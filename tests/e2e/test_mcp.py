@@ -1,5 +1,5 @@
 """The MCP server driven by the official MCP Python client, over streamable HTTP (`/mcp` of the
-real API) and over stdio (a spawned `graphrag mcp --key ...`): the six tools end to end
+real API) and over stdio (a spawned `graphrag mcp --key ...`): every tool end to end
 through the real worker and Neo4j, tenant isolation, and a missing capability refused."""
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ TOOLS = {
     "ask",
     "add_text_document",
     "document_status",
+    "start_evaluation",
+    "evaluation_run",
 }
 TRANSPORTS = ["http", "stdio"]
 WAIT_S = 120.0
@@ -183,12 +185,16 @@ def test_every_tool_end_to_end(
     fresh_scripted_llm.set_rules(_rules(marker), default={"content": "[]"})
     with httpx.Client(base_url=api_url, timeout=30.0, headers=bearer(world.a_key)) as a:
         kb = create_kb(a, **GRAPH_ON)
+        question_set = json.dumps({"question": QUESTION}).encode()
+        files = {"file": ("set.jsonl", question_set, "application/jsonl")}
+        eval_set = a.post(f"/api/v1/knowledge-bases/{kb['id']}/eval-sets", files=files).json()
 
     async def steps(client: Client) -> None:
         listed = await client.list_tools()
         assert {tool.name for tool in listed.tools} == TOOLS
         read_only = {t.name for t in listed.tools if t.annotations and t.annotations.read_only_hint}
         assert "add_text_document" not in read_only and "search" in read_only
+        assert "start_evaluation" not in read_only and "evaluation_run" in read_only
 
         bases = _ok(await client.call_tool("list_knowledge_bases", {}))["result"]
         mine = {b["id"]: b for b in bases}
@@ -219,6 +225,22 @@ def test_every_tool_end_to_end(
         assert answer["answer"] == ANSWER and answer["entities"] == ["Quillon Ferries"]
         assert answer["references"][0]["n"] == 1
         assert added["id"] in {r["knowledge_id"] for r in answer["references"]}
+
+        started = _ok(
+            await client.call_tool(
+                "start_evaluation", {"kb": kb["name"], "eval_set_id": eval_set["id"]}
+            )
+        )
+        assert started["status"] == "queued" and started["config"]["graph"] is True
+        deadline = time.monotonic() + WAIT_S
+        while (
+            run := _ok(
+                await client.call_tool("evaluation_run", {"kb": kb["id"], "run_id": started["id"]})
+            )
+        )["status"] in {"queued", "running"}:
+            assert time.monotonic() < deadline, run
+            await anyio.sleep(POLL_S)
+        assert run["status"] == "succeeded" and run["metrics"]["overall"]["questions"] == 1
 
     _run(connect(transport), world.a_key, steps)
     remove_label(neo4j_driver, kb["id"])

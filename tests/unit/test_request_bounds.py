@@ -112,7 +112,7 @@ def walk() -> _Walk:
     tools = server._tool_manager.list_tools()  # the SDK's argument models are not public
     for tool in tools:
         found.model(tool.fn_metadata.arg_model)
-    assert bodies >= 15 and len(tools) == 6  # the walk saw the routes and tools it should
+    assert bodies >= 15 and len(tools) == 8  # the walk saw the routes and tools it should
     return found
 
 
