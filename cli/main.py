@@ -14,6 +14,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from cli.evaluation import eval_app
 from cli.interactions import interactions_app
 from cli.keys import keys_app
 from graphrag.settings import get_settings
@@ -21,6 +22,7 @@ from graphrag.settings import get_settings
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Local-first GraphRAG backend.")
 app.add_typer(keys_app, name="keys")
 app.add_typer(interactions_app, name="interactions")
+app.add_typer(eval_app, name="eval")
 console = Console()
 
 
