@@ -6,6 +6,7 @@ input); the output parser checks model output against the same caps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
@@ -15,7 +16,7 @@ from graphrag.graph.models import GraphNode, GraphRelation, clean_texts
 from graphrag.settings import ExtractionSettings
 from graphrag.text_input import Bounded, InputText, RequestModel, check_text
 
-__all__ = ["ExtractConfig", "InputTextList", "check_extract_config"]
+__all__ = ["ExtractConfig", "InputTextList", "check_example_texts", "check_extract_config"]
 
 # Labels of request input: cleaned like model output, NUL and lone surrogates refused.
 InputTextList = Annotated[list[InputText], AfterValidator(clean_texts)]
@@ -48,20 +49,24 @@ class ExtractConfig(RequestModel):
 
     @model_validator(mode="after")
     def _storable_example(self) -> ExtractConfig:
-        # The example's nodes and relations share their model with extraction output (which
-        # settles bad text itself), so their text is checked here, as `InputText` would.
-        for node in self.nodes:
-            for text in (node.name, *node.attributes):
-                check_text(text)
-        for relation in self.relations:
-            for text in (relation.node1, relation.node2, relation.type):
-                check_text(text)
+        check_example_texts(self.nodes, self.relations)
         return self
 
     @property
     def has_example(self) -> bool:
         """Whether the few-shot example is usable: a text and something extracted from it."""
         return bool(self.text) and bool(self.nodes or self.relations)
+
+
+def check_example_texts(nodes: Sequence[GraphNode], relations: Sequence[GraphRelation]) -> None:
+    """Check a few-shot example's texts as `InputText` would: its nodes and relations share
+    their model with extraction output (which settles bad text itself)."""
+    for node in nodes:
+        for text in (node.name, *node.attributes):
+            check_text(text)
+    for relation in relations:
+        for text in (relation.node1, relation.node2, relation.type):
+            check_text(text)
 
 
 def check_extract_config(config: ExtractConfig, limits: ExtractionSettings) -> None:

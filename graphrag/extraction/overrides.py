@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from graphrag.errors import ExtractOverrideError, InvalidInputError
-from graphrag.extraction.models import ExtractConfig, InputTextList, check_extract_config
+from graphrag.extraction.models import (
+    ExtractConfig,
+    InputTextList,
+    check_example_texts,
+    check_extract_config,
+)
 from graphrag.graph.models import GraphNode, GraphRelation
 from graphrag.settings import ExtractionSettings
 from graphrag.text_input import Bounded, InputText, RequestModel
@@ -36,6 +41,11 @@ class ExtractOverride(RequestModel):
         Annotated[list[GraphRelation], Bounded("extraction.max_relations_per_chunk")] | None
     ) = None
     custom_instructions: InputText | None = None
+
+    @model_validator(mode="after")
+    def _storable_example(self) -> ExtractOverride:
+        check_example_texts(self.nodes or [], self.relations or [])
+        return self
 
     @property
     def is_empty(self) -> bool:
