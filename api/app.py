@@ -46,6 +46,23 @@ __all__ = ["create_app"]
 log = logging.getLogger(__name__)
 
 
+# One router per resource, in the order their routes are matched and documented.
+_RESOURCES = (
+    knowledge_bases,
+    documents,
+    chat,
+    graph_search,
+    search,
+    initialization,
+    admin_keys,
+    memory,
+    interactions,
+    evaluation,
+    identity,
+    openai_compat,
+)
+
+
 def _open_state(settings: Settings) -> AppState:
     services = open_services(settings, Role.API, sender_queue(settings))
     if services.neo4j is None:
@@ -98,18 +115,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestGuard, settings=settings)
     app.include_router(system.router)
     system.add_metrics_route(app, settings.api.metrics_public)
-    app.include_router(knowledge_bases.router)
-    app.include_router(documents.router)
-    app.include_router(chat.router)
-    app.include_router(graph_search.router)
-    app.include_router(search.router)
-    app.include_router(initialization.router)
-    app.include_router(admin_keys.router)
-    app.include_router(memory.router)
-    app.include_router(interactions.router)
-    app.include_router(evaluation.router)
-    app.include_router(identity.router)
-    app.include_router(openai_compat.router)
+    for resource in _RESOURCES:
+        app.include_router(resource.router)
     # The MCP route checks the API key itself, before the SDK (see api/mcp_http.py).
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp_http, include_in_schema=False))
     mount_console(app)

@@ -63,7 +63,7 @@ class KnowledgeBaseStatus(StrEnum):
 
 
 class EvalRunStatus(StrEnum):
-    """Where an evaluation run stands; the last three are terminal."""
+    """Where an evaluation run stands; a run never leaves the last three (`ended`)."""
 
     QUEUED = "queued"
     RUNNING = "running"
@@ -71,10 +71,10 @@ class EvalRunStatus(StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
 
-    @classmethod
-    def terminal(cls) -> frozenset[EvalRunStatus]:
-        """The statuses a run never leaves."""
-        return frozenset({cls.SUCCEEDED, cls.FAILED, cls.CANCELLED})
+    @property
+    def ended(self) -> bool:
+        """Whether the run is over (succeeded, failed or cancelled)."""
+        return self not in (EvalRunStatus.QUEUED, EvalRunStatus.RUNNING)
 
 
 class GraphStatus(StrEnum):

@@ -82,6 +82,11 @@ def _tenant_fk() -> Mapped[uuid.UUID]:
     return mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
 
 
+def _kb_fk() -> Mapped[uuid.UUID]:
+    """The owning knowledge base, indexed (its rows are listed by base and go with it)."""
+    return mapped_column(ForeignKey("knowledge_bases.id", ondelete="CASCADE"), index=True)
+
+
 def _created() -> Mapped[datetime]:
     return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
 
@@ -421,9 +426,7 @@ class EvalSet(Base):
 
     id: Mapped[uuid.UUID] = _uuid_pk()
     tenant_id: Mapped[uuid.UUID] = _tenant_fk()
-    kb_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("knowledge_bases.id", ondelete="CASCADE"), index=True
-    )
+    kb_id: Mapped[uuid.UUID] = _kb_fk()
     name: Mapped[str] = mapped_column(String(200))
     question_count: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = _created()
@@ -453,9 +456,7 @@ class EvalRun(Base):
 
     id: Mapped[uuid.UUID] = _uuid_pk()
     tenant_id: Mapped[uuid.UUID] = _tenant_fk()
-    kb_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("knowledge_bases.id", ondelete="CASCADE"), index=True
-    )
+    kb_id: Mapped[uuid.UUID] = _kb_fk()
     set_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("eval_sets.id", ondelete="CASCADE"), index=True
     )

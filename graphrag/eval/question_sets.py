@@ -18,7 +18,8 @@ from sqlalchemy.orm import Session
 
 from graphrag.db.enums import ParseStatus
 from graphrag.db.models import EvalQuestion, EvalSet, Knowledge
-from graphrag.errors import EvalSetInvalidError, NotFoundError
+from graphrag.errors import EvalSetInvalidError
+from graphrag.eval.rows import newest_rows, owned_row
 from graphrag.eval.schemas import EvalQuestionPublic, EvalSetDetail, EvalSetPublic
 from graphrag.kb.service import require_live_kb
 from graphrag.settings import EvaluationSettings
@@ -170,12 +171,8 @@ def _public(eval_set: EvalSet, lines: list[_Line] | list[EvalQuestion]) -> EvalS
 
 
 def set_row(session: Session, tenant_id: uuid.UUID, kb_id: uuid.UUID, set_id: uuid.UUID) -> EvalSet:
-    """A set of this tenant's base, else 404 `eval_set_not_found`."""
-    require_live_kb(session, tenant_id, kb_id)
-    row = session.get(EvalSet, set_id)
-    if row is None or row.kb_id != kb_id or row.tenant_id != tenant_id:
-        raise NotFoundError("evaluation set not found", eval_set_id=str(set_id))
-    return row
+    """A set of this tenant's base, else 404."""
+    return owned_row(session, EvalSet, tenant_id, kb_id, set_id)
 
 
 def questions_of(session: Session, set_id: uuid.UUID) -> list[EvalQuestion]:
@@ -191,13 +188,7 @@ def list_sets(
     session: Session, limits: EvaluationSettings, tenant_id: uuid.UUID, kb_id: uuid.UUID
 ) -> list[EvalSetPublic]:
     """The base's sets, newest first."""
-    require_live_kb(session, tenant_id, kb_id)
-    rows = session.scalars(
-        select(EvalSet)
-        .where(EvalSet.kb_id == kb_id, EvalSet.tenant_id == tenant_id)
-        .order_by(EvalSet.created_at.desc())
-        .limit(limits.max_sets_listed)
-    ).all()
+    rows = newest_rows(session, EvalSet, tenant_id, kb_id, limits.max_sets_listed)
     return [_public(row, questions_of(session, row.id)) for row in rows]
 
 

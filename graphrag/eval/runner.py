@@ -202,7 +202,7 @@ def _start(services: ChatServices, run_id: uuid.UUID, lease: TaskLease) -> EvalR
     gone or already ended."""
     with session_scope(services.sessions) as session:
         run = session.get(EvalRun, run_id, with_for_update=True)
-        if run is None or run.status in EvalRunStatus.terminal():
+        if run is None or run.status.ended:
             lease.settle(session)
             return None
         run.status = EvalRunStatus.RUNNING

@@ -5,15 +5,15 @@ from __future__ import annotations
 import uuid
 from dataclasses import asdict
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from graphrag.db.enums import EvalRunStatus
 from graphrag.db.models import EvalRun, KnowledgeBase
 from graphrag.db.outbox import enqueue, run_evaluation
-from graphrag.errors import ConflictError, InvalidInputError, NotFoundError
+from graphrag.errors import ConflictError, InvalidInputError
 from graphrag.eval.metrics import first_gold_rank
 from graphrag.eval.question_sets import set_row
+from graphrag.eval.rows import newest_rows, owned_row
 from graphrag.eval.runner import RunConfig, result_pairs, score_question
 from graphrag.eval.schemas import (
     EvalComparison,
@@ -24,7 +24,7 @@ from graphrag.eval.schemas import (
     MetricDelta,
     QuestionChange,
 )
-from graphrag.kb.service import get_kb_row, kb_graph_on, require_live_kb
+from graphrag.kb.service import get_kb_row, kb_graph_on
 from graphrag.settings import Settings
 
 __all__ = ["cancel_run", "compare_runs", "create_run", "get_run", "list_results", "list_runs"]
@@ -62,31 +62,30 @@ def _resolved(settings: Settings, kb: KnowledgeBase, config: EvalConfig) -> RunC
     )
 
 
+_SAME_NAMES = (
+    "id",
+    "kb_id",
+    "name",
+    "status",
+    "config",
+    "metrics",
+    "error",
+    "created_at",
+    "started_at",
+    "finished_at",
+)
+
+
 def _public(run: EvalRun) -> EvalRunPublic:
-    return EvalRunPublic(
-        id=run.id,
-        kb_id=run.kb_id,
-        eval_set_id=run.set_id,
-        name=run.name,
-        status=run.status,
-        progress={"done": run.done, "total": run.total},
-        config=run.config,
-        metrics=run.metrics,
-        error=run.error,
-        created_at=run.created_at,
-        started_at=run.started_at,
-        finished_at=run.finished_at,
-    )
+    progress = {"done": run.done, "total": run.total}
+    same = {name: getattr(run, name) for name in _SAME_NAMES}
+    return EvalRunPublic(eval_set_id=run.set_id, progress=progress, **same)
 
 
 def _run_row(
     session: Session, tenant_id: uuid.UUID, kb_id: uuid.UUID, run_id: uuid.UUID
 ) -> EvalRun:
-    require_live_kb(session, tenant_id, kb_id)
-    run = session.get(EvalRun, run_id)
-    if run is None or run.kb_id != kb_id or run.tenant_id != tenant_id:
-        raise NotFoundError("evaluation run not found", eval_run_id=str(run_id))
-    return run
+    return owned_row(session, EvalRun, tenant_id, kb_id, run_id)
 
 
 def create_run(
@@ -122,13 +121,8 @@ def list_runs(
     session: Session, settings: Settings, tenant_id: uuid.UUID, kb_id: uuid.UUID
 ) -> list[EvalRunPublic]:
     """The base's runs, newest first."""
-    require_live_kb(session, tenant_id, kb_id)
-    rows = session.scalars(
-        select(EvalRun)
-        .where(EvalRun.kb_id == kb_id, EvalRun.tenant_id == tenant_id)
-        .order_by(EvalRun.created_at.desc())
-        .limit(settings.evaluation.max_runs_listed)
-    ).all()
+    limit = settings.evaluation.max_runs_listed
+    rows = newest_rows(session, EvalRun, tenant_id, kb_id, limit)
     return [_public(row) for row in rows]
 
 
@@ -145,7 +139,7 @@ def cancel_run(
     """Cancel a queued or running run (its task stops at the next question); 409 once ended."""
     run = _run_row(session, tenant_id, kb_id, run_id)
     session.refresh(run, with_for_update=True)
-    if run.status in EvalRunStatus.terminal():
+    if run.status.ended:
         raise ConflictError(f"a {run.status.value} run cannot be cancelled", status=run.status)
     run.status = EvalRunStatus.CANCELLED
     session.flush()
