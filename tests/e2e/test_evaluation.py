@@ -15,11 +15,14 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy.orm import Session, sessionmaker
 
 from bench.retrieval_quality import Method, _score
+from graphrag.auth.models import Capability
 from graphrag.settings import Settings
 from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.api_helpers import create_kb
+from tests.support.auth_helpers import bearer, make_key
 from tests.support.worker import WorkerProcess
 
 pytestmark = pytest.mark.e2e
@@ -136,7 +139,11 @@ def test_runs_score_a_set_as_the_bench_does_and_compare(
 
 
 def test_bad_sets_are_refused_and_nothing_is_stored(
-    http: httpx.Client, worker: WorkerProcess, settings: Settings
+    http: httpx.Client,
+    api_url: str,
+    worker: WorkerProcess,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
 ) -> None:
     kb = create_kb(http)
     known = http.post(
@@ -171,6 +178,15 @@ def test_bad_sets_are_refused_and_nothing_is_stored(
         json={"eval_set_id": set_id, "config": {"graph_ranker": "magic"}},
     )
     assert wrong.status_code == 422
+    reader = make_key(session_factory, settings, settings.api.default_tenant, [Capability.READ])
+    with httpx.Client(base_url=api_url, headers=bearer(reader.key), timeout=30.0) as read_only:
+        sets_url = f"/api/v1/knowledge-bases/{kb['id']}/eval-sets"
+        assert read_only.get(sets_url).status_code == 200  # `read` sees
+        files = {"file": ("set.jsonl", good.encode(), "application/jsonl")}
+        assert read_only.post(sets_url, files=files).status_code == 403  # `write` uploads
+        run = {"eval_set_id": set_id}
+        runs_url = f"/api/v1/knowledge-bases/{kb['id']}/eval-runs"
+        assert read_only.post(runs_url, json=run).status_code == 403  # and runs
     deleted = http.delete(f"/api/v1/knowledge-bases/{kb['id']}/eval-sets/{set_id}")
     assert deleted.status_code == 204
     assert http.get(f"/api/v1/knowledge-bases/{kb['id']}/eval-sets").json() == {"items": []}
