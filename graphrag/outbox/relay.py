@@ -19,6 +19,7 @@ next pass.
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from pydantic import BaseModel
@@ -37,9 +38,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
-from graphrag.db.enums import GraphStatus, OutboxLane, OutboxStatus
+from graphrag.db.enums import EvalRunStatus, GraphStatus, OutboxLane, OutboxStatus
 from graphrag.db.lifecycle import finish_chunk_subtask, mark_failed
-from graphrag.db.models import OutboxTask, core_table
+from graphrag.db.models import EvalRun, OutboxTask, core_table
 from graphrag.db.outbox import TaskName
 from graphrag.errors import BrokerUnavailableError
 from graphrag.settings import OutboxSettings
@@ -168,6 +169,15 @@ def _fail_work(session: Session, row: OutboxTask, reason: str) -> None:
         )
     elif row.task_name == TaskName.PROCESS_DOCUMENT and row.knowledge_id:
         mark_failed(session, row.knowledge_id, int(row.args[1]), reason)
+    elif row.task_name == TaskName.RUN_EVALUATION:
+        session.execute(
+            update(EvalRun)
+            .where(
+                EvalRun.id == uuid.UUID(str(row.args[0])),
+                EvalRun.status.in_((EvalRunStatus.QUEUED, EvalRunStatus.RUNNING)),
+            )
+            .values(status=EvalRunStatus.FAILED, error=reason, finished_at=func.now())
+        )
     log.error("outbox row %d given up: %s", row.id, reason)
 
 

@@ -14,8 +14,8 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
-from graphrag.db.enums import KnowledgeSource, OutboxStatus, ParseStatus
-from graphrag.db.models import Knowledge, KnowledgeBase, OutboxTask, Tenant
+from graphrag.db.enums import EvalRunStatus, KnowledgeSource, OutboxStatus, ParseStatus
+from graphrag.db.models import EvalRun, EvalSet, Knowledge, KnowledgeBase, OutboxTask, Tenant
 from graphrag.db.outbox import (
     delete_knowledge_base,
     enqueue,
@@ -24,6 +24,7 @@ from graphrag.db.outbox import (
     process_document,
     record_failure,
     record_start,
+    run_evaluation,
     settle,
 )
 from graphrag.errors import BrokerUnavailableError
@@ -234,6 +235,57 @@ def test_lost_tasks_are_sent_again_then_given_up_with_the_reason(
         assert failed.parse_status == ParseStatus.FAILED
         assert failed.error == "document.process given up after 2 resends: ValueError: boom"
     assert len(queue.sent) == 3
+
+
+def test_a_given_up_evaluation_run_ends_failed_with_the_reason(
+    sessions: sessionmaker[Session], settings: Settings
+) -> None:
+    kb = _document_base(sessions)
+    run_id, set_id = uuid.uuid4(), uuid.uuid4()
+    with session_scope(sessions) as session:
+        tenant = session.get(KnowledgeBase, kb)
+        assert tenant is not None
+        session.add(
+            EvalSet(id=set_id, tenant_id=tenant.tenant_id, kb_id=kb, name="s", question_count=1)
+        )
+        session.flush()
+        session.add(
+            EvalRun(
+                id=run_id,
+                tenant_id=tenant.tenant_id,
+                kb_id=kb,
+                set_id=set_id,
+                name="r",
+                status=EvalRunStatus.RUNNING,
+                config={},
+                done=0,
+                total=1,
+            )
+        )
+        session.flush()
+        enqueue(session, run_evaluation(run_id))
+    outbox = _settings(settings, visibility_timeout_s=60, max_resends=0)
+    queue = RecordingQueue()
+    given_up = 0
+    for _ in range(3):  # sent, started and silent (its worker died), given up
+        given_up += relay_once(sessions, queue, outbox).given_up
+        with session_scope(sessions) as session:
+            record_start(session, "eval.run", [str(run_id)])
+        _age_sent_rows(sessions, 120)
+    assert given_up == 1
+    with session_scope(sessions) as session:
+        run = session.get(EvalRun, run_id)
+        assert run is not None and run.status is EvalRunStatus.FAILED
+        assert run.error is not None and run.error.startswith("eval.run given up after 1 resends")
+
+
+def _document_base(sessions: sessionmaker[Session]) -> uuid.UUID:
+    """The base of a new pending document."""
+    doc = _document(sessions)
+    with session_scope(sessions) as session:
+        row = session.get(Knowledge, doc)
+        assert row is not None
+        return row.kb_id
 
 
 def _document(sessions: sessionmaker[Session]) -> uuid.UUID:
