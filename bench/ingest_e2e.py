@@ -107,6 +107,7 @@ class Config:
     embeddings: str
     names: str
     docparse_concurrency: int
+    layout: str
     graph_workers: int
     batch_files: int
     uploads_in_flight: int
@@ -153,6 +154,14 @@ def _args() -> Config:
         default=1,
         help="graph worker processes, sharing the slots' threads (each its own GIL)",
     )
+    parser.add_argument(
+        "--layout",
+        choices=["split", "plain"],
+        default="split",
+        help="split: a docparse worker and a graph worker on threads (what `graphrag worker` "
+        "runs with no options); plain: one prefork worker of every queue, as `graphrag worker "
+        "--pool prefork` runs",
+    )
     parser.add_argument("--batch-files", type=int, default=25, help="files per upload request")
     parser.add_argument("--uploads-in-flight", type=int, default=4)
     parser.add_argument("--redis-db", type=int, default=1, help="0 is the demo's, 2-15 tests'")
@@ -174,6 +183,7 @@ def _args() -> Config:
         embeddings=a.embeddings,
         names=a.names,
         docparse_concurrency=a.docparse_concurrency,
+        layout=a.layout,
         graph_workers=a.graph_workers,
         batch_files=a.batch_files,
         uploads_in_flight=a.uploads_in_flight,
@@ -349,12 +359,16 @@ class Bench:
             background_slots_key(self.settings.llm)
         )
         c = self.settings.celery
+        plain = self.cfg.layout == "plain"
         docparse = WorkerProcess(
-            self.env, LOGS / "e2e-docparse.log", self.cfg.docparse_concurrency, [c.docparse_queue]
+            self.env,
+            LOGS / "e2e-docparse.log",
+            self.cfg.docparse_concurrency,
+            c.queues if plain else [c.docparse_queue],
         )
         # One graph worker sizes itself from the server's slots; several share those threads.
-        n = self.cfg.graph_workers
-        threads = 0 if n == 1 else math.ceil(slots * c.graph_threads_per_slot / n)
+        n = 0 if plain else self.cfg.graph_workers
+        threads = 0 if n == 1 else math.ceil(slots * c.graph_threads_per_slot / max(n, 1))
         graphs = [
             WorkerProcess(self.env, LOGS / f"e2e-graph{i}.log", threads, [c.graph_queue])
             for i in range(n)
@@ -450,6 +464,9 @@ def _report(cfg: Config, r: RoundResult) -> None:
     busy = c.cores_s - c.idle_s - c.stolen_s
     cpu = f"busy={busy:.1f} stolen={c.stolen_s:.1f} of {c.cores_s:.1f} core-s; {by_kind}"
     print_ratio(f"ingest_e2e_s{r.slots}", "cpu_busy", "cpu_available", busy / c.cores_s, cpu)
+    ms = busy / max(r.calls, 1) * 1000
+    detail_chunk = f"{busy:.1f} core-s for {r.calls} chunks, one LLM call each; {cfg.layout}"
+    print(f"ingest_e2e_s{r.slots}: busy_core_ms_per_chunk = {ms:.1f} ({detail_chunk})")
 
 
 def main() -> None:
