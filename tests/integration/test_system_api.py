@@ -64,7 +64,7 @@ def test_system_lists_live_workers_and_their_queues(
         time.sleep(0.2)
     assert workers["status"] == "ok", workers
     [mine] = [w for w in workers["workers"] if w["name"] == worker.name]
-    assert set(mine["queues"]) == {c.default_queue, c.docparse_queue, c.graph_queue, c.memory_queue}
+    assert set(mine["queues"]) == set(c.queues)
     assert 0 <= mine["age_s"] <= c.heartbeat_ttl_s and mine["pid"] > 0
     assert workers["queues_without_worker"] == []
 
