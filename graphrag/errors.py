@@ -3,7 +3,8 @@
 GraphragError
 ├── UnexpectedError          500 internal_error (any other exception, e.g. ending a chat stream)
 ├── NotFoundError            404 not_found
-│   └── UnknownModelError        404 model_not_found (a /v1 model id names no base)
+│   ├── UnknownModelError        404 model_not_found (a /v1 model id names no base)
+│   └── EntityNotFoundError      404 entity_not_found (no document node of that name key)
 ├── ConflictError            409 conflict
 │   └── DuplicateDocumentError   409 duplicate_document
 ├── InvalidInputError        422 invalid_input
@@ -56,6 +57,7 @@ __all__ = [
     "EmbeddingError",
     "EmptyFileError",
     "EncryptedFileError",
+    "EntityNotFoundError",
     "EvalSetInvalidError",
     "ExtractOverrideError",
     "FileTooLargeError",
@@ -119,6 +121,12 @@ class UnknownModelError(NotFoundError):
     """A model id of the OpenAI-compatible face names no knowledge base of the caller."""
 
     code = "model_not_found"
+
+
+class EntityNotFoundError(NotFoundError):
+    """No document node of the base has the entity name key a resolution route names."""
+
+    code = "entity_not_found"
 
 
 class ConflictError(GraphragError):

@@ -23,6 +23,7 @@ from graphrag.settings.ingest import IngestSettings
 from graphrag.settings.llm import SCHEMA_EMBEDDING_DIM, EmbeddingSettings, LlmSettings
 from graphrag.settings.memory import MemoryImportance, MemorySettings
 from graphrag.settings.ops import CliSettings, MetricsSettings
+from graphrag.settings.resolution import ResolutionSettings
 from graphrag.settings.root import Settings, get_settings
 from graphrag.settings.search import GraphRetrievalSettings, GraphSearchSettings, SearchSettings
 from graphrag.settings.stores import DatabaseSettings, Neo4jSettings, RedisSettings
@@ -54,6 +55,7 @@ __all__ = [
     "OutboxSettings",
     "PreviewSettings",
     "RedisSettings",
+    "ResolutionSettings",
     "SearchSettings",
     "Settings",
     "get_settings",

@@ -21,6 +21,7 @@ from graphrag.settings.ingest import IngestSettings
 from graphrag.settings.llm import SCHEMA_EMBEDDING_DIM, EmbeddingSettings, LlmSettings
 from graphrag.settings.memory import MemorySettings
 from graphrag.settings.ops import CliSettings, MetricsSettings
+from graphrag.settings.resolution import ResolutionSettings
 from graphrag.settings.search import GraphSearchSettings, SearchSettings
 from graphrag.settings.sources import SectionEnvSource, yaml_source
 from graphrag.settings.stores import DatabaseSettings, Neo4jSettings, RedisSettings
@@ -64,6 +65,7 @@ class Settings(BaseSettings):
     metrics: MetricsSettings
     faces: FacesSettings
     evaluation: EvaluationSettings
+    resolution: ResolutionSettings
 
     @classmethod
     def settings_customise_sources(

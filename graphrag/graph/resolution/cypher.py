@@ -1,0 +1,257 @@
+"""Every Cypher query of entity resolution, as named constants; values are always $parameters.
+
+The model: a document node `(:GraphEntity)` is linked by one `RESOLVED_AS` relation (rule,
+score, reason, the documents that justify it, whether an administrator set it) to a
+`(:ResolvedEntity {id, kb, name})`; a homonym kept apart carries a `KEPT_APART` relation to the
+resolved entity it was kept from. An administrator's merge or split is also written as a
+`(:ResolutionPin {kb, kg, key})` (its resolved entity, the ones it is kept from), which outlives
+the document's nodes: a re-parse finds it and places the new nodes the same way.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AUDIT",
+    "CANDIDATE_DETAILS",
+    "DELETE_BASE_RESOLUTION",
+    "DELETE_ORPHAN_RESOLVED",
+    "DELETE_PINS",
+    "DOCUMENT_PROFILES",
+    "KEY_NODES",
+    "MANUAL_LINK",
+    "PIN",
+    "PIN_KEY_CONSTRAINT",
+    "RESOLVED_ID_CONSTRAINT",
+    "RESOLVED_KB_INDEX",
+    "WITHDRAW_DOCUMENT",
+    "WRITE_APART",
+    "WRITE_LINKS",
+    "candidate_query",
+]
+
+RESOLVED_ID_CONSTRAINT = """
+CREATE CONSTRAINT resolved_entity_id IF NOT EXISTS
+FOR (r:ResolvedEntity) REQUIRE r.id IS UNIQUE
+"""
+
+RESOLVED_KB_INDEX = """
+CREATE INDEX resolved_entity_kb IF NOT EXISTS FOR (r:ResolvedEntity) ON (r.kb)
+"""
+
+PIN_KEY_CONSTRAINT = """
+CREATE CONSTRAINT resolution_pin_key IF NOT EXISTS
+FOR (p:ResolutionPin) REQUIRE (p.kb, p.kg, p.key) IS UNIQUE
+"""
+
+# A document's nodes not resolved yet (an administrator's pins among them), with their
+# neighbours' keys; the (kg, name) constraint's index finds them.
+DOCUMENT_PROFILES = """
+MATCH (n:GraphEntity {kg: $kg})
+WHERE n.name IS NOT NULL AND n.key IS NOT NULL AND n.key <> ''
+  AND NOT EXISTS { (n)-[:RESOLVED_AS]->(:ResolvedEntity) }
+WITH n ORDER BY n.name LIMIT $max_entities
+CALL (n) {
+  OPTIONAL MATCH (n)--(m:GraphEntity)
+  WITH DISTINCT m.key AS key WHERE key IS NOT NULL AND key <> ''
+  RETURN collect(key)[..$max_neighbours] AS neighbours
+}
+OPTIONAL MATCH (p:ResolutionPin {kb: $kb, kg: $kg, key: n.key})
+RETURN n.name AS name, n.key AS key, coalesce(n.attributes, [])[..$max_attributes] AS attributes,
+       neighbours, p.target AS pinned_to, coalesce(p.apart, []) AS kept_from
+"""
+
+# Candidates of each row, by branch, each bounded: resolved entities of other documents' nodes of
+# the same key; of keys holding the row's longest word (full-text index); of keys whose name
+# vector is near the row's key's; of nodes related to an entity of the same key as one of the
+# row's neighbours (shared neighbours).
+_SAME_KEY = """
+  MATCH (:BaseEntity {kb: $kb, key: row.key})<-[:INSTANCE_OF]-(m:GraphEntity)
+        -[:RESOLVED_AS]->(r:ResolvedEntity)
+  WHERE m.kg <> $kg
+  RETURN DISTINCT r, 1.0 AS score LIMIT $max_candidates
+"""
+_WORDS = """
+  CALL db.index.fulltext.queryNodes('base_entity_words', row.lucene, {limit: $word_limit})
+  YIELD node
+  WITH node WHERE node.kb = $kb AND node.key <> row.key
+  MATCH (node)<-[:INSTANCE_OF]-(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
+  WHERE m.kg <> $kg
+  RETURN DISTINCT r, 0.0 AS score LIMIT $max_candidates
+"""
+_VECTORS = """
+  MATCH (own:BaseEntity {kb: $kb, key: row.key}) WHERE own.embedding IS NOT NULL
+  CALL db.index.vector.queryNodes('base_entity_vectors', $probe, own.embedding)
+  YIELD node, score
+  WITH node, score WHERE node.kb = $kb AND node.key <> row.key AND score >= $vector_min
+  WITH node, score ORDER BY score DESC LIMIT $vector_limit
+  MATCH (node)<-[:INSTANCE_OF]-(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
+  WHERE m.kg <> $kg
+  RETURN DISTINCT r, score LIMIT $max_candidates
+"""
+_NEIGHBOURS = """
+  MATCH (:GraphEntity {kg: $kg, name: row.name})--(x:GraphEntity)-[:INSTANCE_OF]->(b:BaseEntity)
+  MATCH (b)<-[:INSTANCE_OF]-(x2:GraphEntity)--(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
+  WHERE x2.kg <> $kg AND m.kg = x2.kg
+  RETURN DISTINCT r, 0.0 AS score LIMIT $neighbour_limit
+"""
+
+
+def candidate_query(words: bool, vectors: bool, neighbours: bool) -> str:
+    """The candidate read with the branches in use (an unused one is never run)."""
+    branches = [_SAME_KEY] + [_WORDS] * words + [_VECTORS] * vectors + [_NEIGHBOURS] * neighbours
+    inner = "UNION".join(f"\n  WITH row\n{b}" for b in branches)
+    return (
+        "UNWIND $rows AS row\n"
+        f"CALL (row) {{{inner}}}\n"
+        "WITH row, r, max(score) AS score\n"
+        "ORDER BY score DESC\n"
+        "WITH row, collect({id: r.id, score: score})[..$max_candidates] AS found\n"
+        "RETURN row.name AS name, found"
+    )
+
+
+# What the rules compare of each candidate: its members (document, name, key), their
+# attributes and their neighbours' keys, each bounded.
+CANDIDATE_DETAILS = """
+UNWIND $ids AS rid
+MATCH (r:ResolvedEntity {id: rid}) WHERE r.kb = $kb
+CALL (r) {
+  MATCH (r)<-[:RESOLVED_AS]-(m:GraphEntity)
+  WITH m ORDER BY elementId(m) LIMIT $max_members
+  CALL (m) {
+    OPTIONAL MATCH (m)--(x:GraphEntity)
+    WITH DISTINCT x.key AS key WHERE key IS NOT NULL AND key <> ''
+    RETURN collect(key)[..$max_neighbours] AS keys
+  }
+  RETURN collect({kg: m.kg, name: m.name}) AS members,
+         apoc.coll.toSet(apoc.coll.flatten(collect(keys))) AS neighbours,
+         apoc.coll.flatten(collect(coalesce(m.attributes, [])[..$max_attributes])) AS attributes
+}
+RETURN r.id AS id, r.name AS name, members, neighbours[..$max_neighbours] AS neighbours,
+       attributes[..$max_attributes] AS attributes
+"""
+
+# The decisions of one document's run, in one transaction: links (to a resolved entity, made if
+# need be) of nodes still unresolved (a task delivered twice writes nothing twice), then the
+# homonyms kept apart.
+WRITE_LINKS = """
+UNWIND $links AS row
+MATCH (n:GraphEntity {kg: $kg, name: row.name})
+WHERE NOT EXISTS { (n)-[:RESOLVED_AS]->(:ResolvedEntity) }
+MERGE (r:ResolvedEntity {id: row.target})
+ON CREATE SET r.kb = $kb, r.name = row.canonical
+CREATE (n)-[:RESOLVED_AS {rule: row.rule, score: row.score, reason: row.reason,
+                          documents: row.documents, manual: row.manual, at: datetime()}]->(r)
+"""
+
+WRITE_APART = """
+UNWIND $apart AS row
+MATCH (n:GraphEntity {kg: $kg, name: row.name})
+MATCH (r:ResolvedEntity {id: row.target}) WHERE r.kb = $kb
+MERGE (n)-[a:KEPT_APART]->(r)
+SET a.rule = row.rule, a.reason = row.reason, a.manual = row.manual, a.at = datetime()
+"""
+
+# Before a document's nodes go: the automatic links of other documents' nodes that only this
+# document justified are removed (their documents resolve again), and the resolved entities it
+# touched are returned, to remove those left without a member once its nodes are gone.
+WITHDRAW_DOCUMENT = """
+MATCH (d:GraphEntity {kg: $kg})-[:RESOLVED_AS]->(r:ResolvedEntity)
+WITH collect(DISTINCT r) AS touched
+CALL (touched) {
+  UNWIND touched AS r
+  MATCH (r)<-[l:RESOLVED_AS]-(m:GraphEntity)
+  WHERE m.kg <> $kg AND NOT l.manual AND size(l.documents) > 0
+    AND all(doc IN l.documents WHERE doc = $kg)
+  DELETE l
+  RETURN collect(DISTINCT m.kg) AS documents
+}
+RETURN [r IN touched | r.id] AS resolved, documents
+"""
+
+# Resolved entities left without a member (and pinned by no administrator's decision).
+DELETE_ORPHAN_RESOLVED = """
+UNWIND $ids AS rid
+MATCH (r:ResolvedEntity {id: rid})
+WHERE NOT EXISTS { (r)<-[:RESOLVED_AS]-() }
+  AND NOT EXISTS { MATCH (p:ResolutionPin {kb: r.kb}) WHERE p.target = r.id }
+DETACH DELETE r
+"""
+
+DELETE_PINS = """
+MATCH (p:ResolutionPin {kb: $kb, kg: $kg}) DELETE p
+"""
+
+DELETE_BASE_RESOLUTION = """
+CALL apoc.periodic.iterate(
+  'MATCH (x) WHERE (x:ResolvedEntity OR x:ResolutionPin) AND x.kb = $kb RETURN x',
+  'DETACH DELETE x', {batchSize: $batch_size, parallel: false, params: {kb: $kb}})
+YIELD batches, total, errorMessages
+RETURN batches, total, errorMessages
+"""
+
+# The document nodes of one key in a base (for the audit, a merge or a split), optionally only
+# of some documents.
+KEY_NODES = """
+MATCH (:BaseEntity {kb: $kb, key: $key})<-[:INSTANCE_OF]-(n:GraphEntity)
+WHERE $kgs IS NULL OR n.kg IN $kgs
+OPTIONAL MATCH (n)-[:RESOLVED_AS]->(r:ResolvedEntity)
+RETURN n.kg AS kg, n.name AS name, n.key AS key, r.id AS resolved
+LIMIT $limit
+"""
+
+# An administrator's placement of document nodes: their link replaced by a manual one, the
+# resolved entity made if need be, kept-apart records to it removed.
+MANUAL_LINK = """
+UNWIND $rows AS row
+MATCH (n:GraphEntity {kg: row.kg, name: row.name})
+OPTIONAL MATCH (n)-[old:RESOLVED_AS]->(:ResolvedEntity)
+DELETE old
+WITH n, row
+MERGE (r:ResolvedEntity {id: $target})
+ON CREATE SET r.kb = $kb, r.name = $name
+WITH n, r, row
+OPTIONAL MATCH (n)-[apart:KEPT_APART]->(r)
+DELETE apart
+CREATE (n)-[:RESOLVED_AS {rule: $rule, score: 1.0, reason: $reason, documents: [],
+                          manual: true, at: datetime()}]->(r)
+WITH n, row
+UNWIND row.apart AS away
+MATCH (x:ResolvedEntity {id: away})
+MERGE (n)-[a:KEPT_APART]->(x)
+SET a.rule = $rule, a.reason = $reason, a.manual = true, a.at = datetime()
+"""
+
+PIN = """
+UNWIND $rows AS row
+MERGE (p:ResolutionPin {kb: $kb, kg: row.kg, key: row.key})
+SET p.target = $target,
+    p.apart = [x IN apoc.coll.toSet(coalesce(p.apart, []) + row.apart) WHERE x <> $target]
+"""
+
+# What one key's document nodes are resolved to, with each resolved entity's members and the
+# homonyms kept apart.
+AUDIT = """
+MATCH (:BaseEntity {kb: $kb, key: $key})<-[:INSTANCE_OF]-(n:GraphEntity)
+WITH n ORDER BY n.kg LIMIT $limit
+OPTIONAL MATCH (n)-[:RESOLVED_AS]->(r:ResolvedEntity)
+WITH collect(n) AS nodes, collect(DISTINCT r) AS resolved
+CALL (resolved) {
+  UNWIND resolved AS r
+  CALL (r) {
+    MATCH (r)<-[l:RESOLVED_AS]-(m:GraphEntity)
+    WITH m, l ORDER BY l.at, m.kg LIMIT $limit
+    RETURN collect({kg: m.kg, name: m.name, rule: l.rule, score: l.score, reason: l.reason,
+                    documents: l.documents, manual: l.manual}) AS members
+  }
+  RETURN collect({id: r.id, name: r.name, members: members}) AS entities
+}
+CALL (nodes) {
+  UNWIND nodes AS n
+  MATCH (n)-[a:KEPT_APART]->(x:ResolvedEntity)
+  WITH n, a, x LIMIT $limit
+  RETURN collect({kg: n.kg, name: n.name, from_id: x.id, from_name: x.name, rule: a.rule,
+                  reason: a.reason, manual: a.manual}) AS apart
+}
+RETURN size(nodes) AS nodes, entities, apart
+"""

@@ -1,0 +1,65 @@
+"""What resolution reads and decides: an entity of the document, a candidate, their evidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from graphrag.graph.resolution.name_match import NameRelation
+
+__all__ = ["Candidate", "Decision", "EntityProfile", "Evidence", "Verdict"]
+
+
+@dataclass(frozen=True)
+class EntityProfile:
+    """One document node to resolve: its name, key words, what is said of it, its neighbours."""
+
+    name: str
+    key: str
+    attributes: tuple[str, ...]
+    neighbours: frozenset[str]  # name keys of the entities related to it
+    pinned_to: str | None = None  # an administrator's merge: the resolved entity it belongs to
+    kept_from: frozenset[str] = frozenset()  # resolved entities an administrator split it from
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A resolved entity of the base the profile may belong to, as far as it was read."""
+
+    resolved_id: str
+    name: str
+    members: tuple[tuple[str, str], ...]  # (document, name) of its document nodes read
+    attributes: tuple[str, ...]
+    neighbours: frozenset[str]
+    vector_score: float = 0.0  # cosine of the nearest member key's name vector, 0 if unknown
+
+
+class Verdict(StrEnum):
+    MERGE = "merge"  # the evidence is clear: the same entity
+    APART = "apart"  # the same name, a different entity (a homonym): recorded, kept apart
+    ASK = "ask"  # the rules cannot tell: the LLM decides (or, without it, no merge)
+    NONE = "none"  # nothing links them
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything the rules weigh for one (profile, candidate) pair."""
+
+    relation: NameRelation
+    name_similarity: float
+    vector_score: float
+    shared: frozenset[str]  # neighbour keys both have
+    own_neighbours: int
+    their_neighbours: int
+    documents: tuple[str, ...]  # the candidate's documents whose names matched
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A rule's verdict on one pair, with the rule's name, a score and a sentence for the audit."""
+
+    verdict: Verdict
+    rule: str
+    score: float
+    reason: str
+    documents: tuple[str, ...] = field(default=())

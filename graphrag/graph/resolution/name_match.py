@@ -1,0 +1,125 @@
+"""How two entity names relate: the same, an abbreviation, an acronym, a typo, a part, or not.
+
+Names are compared as their keys' words (`graph.names.name_tokens`) with titles ("Dr", "Prof")
+dropped. Everything here is plain loops over short word lists: no regular expression.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["NameLink", "NameRelation", "compare_names", "edit_similarity", "strip_titles"]
+
+
+class NameRelation(StrEnum):
+    """What one name is to another, strongest first."""
+
+    SAME = "same_name"  # the same words once titles are dropped ("Dr Ada Moreau", "Ada Moreau")
+    INITIALS = "initials"  # given names cut to initials ("A. Moreau", "Ada Moreau")
+    ACRONYM = "acronym"  # one word of the other's initials ("WHO", "World Health Organization")
+    TYPO = "typo"  # a few letters apart ("Ada Moreua", "Ada Moreau")
+    PART = "part"  # one name's words are some of the other's ("Moreau", "Ada Moreau")
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class NameLink:
+    """The relation found between two names and how close they are (1.0 for the same words)."""
+
+    relation: NameRelation
+    similarity: float
+
+
+def strip_titles(tokens: Sequence[str], titles: Collection[str]) -> list[str]:
+    """The words without leading titles; a name that is only titles keeps its words."""
+    start = 0
+    while start < len(tokens) and tokens[start] in titles:
+        start += 1
+    return list(tokens[start:]) if start < len(tokens) else list(tokens)
+
+
+def edit_similarity(a: str, b: str) -> float:
+    """1 - edit distance / the longer length, where a swap of two neighbouring letters is one
+    edit like an insertion, a deletion or a change (1.0 for equal strings)."""
+    if a == b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
+        before, previous = previous, current
+    return 1.0 - previous[-1] / max(len(a), len(b))
+
+
+def _initials_match(short: Sequence[str], long: Sequence[str]) -> bool:
+    """Same number of words, the last equal, each other word equal or the other's initial."""
+    if len(short) != len(long) or len(short) < 2 or short[-1] != long[-1]:
+        return False
+    cut = False
+    for s, w in zip(short[:-1], long[:-1], strict=True):
+        if s == w:
+            continue
+        if len(s) == 1 and w.startswith(s):
+            cut = True
+            continue
+        return False
+    return cut
+
+
+def _acronym_of(word: str, words: Sequence[str], skip: Collection[str]) -> bool:
+    letters = [w[0] for w in words if w not in skip]
+    return len(letters) >= 2 and word == "".join(letters)
+
+
+def _is_part(short: Sequence[str], long: Sequence[str]) -> bool:
+    """Every word of the shorter name is in the longer, and the longer's last word among them
+    (a surname or the head noun), so "Moreau" is part of "Ada Moreau" but "Ada" is not."""
+    return len(short) < len(long) and set(short) <= set(long) and long[-1] in short
+
+
+def compare_names(
+    a: Sequence[str],
+    b: Sequence[str],
+    *,
+    titles: Collection[str],
+    skip_words: Collection[str],
+    typo_min_similarity: float,
+    typo_min_chars: int,
+    typo_max_chars: int,
+) -> NameLink:
+    """The strongest relation between two names given as key words (see `NameRelation`)."""
+    a, b = strip_titles(a, titles), strip_titles(b, titles)
+    if not a or not b:
+        return NameLink(NameRelation.NONE, 0.0)
+    if a == b:
+        return NameLink(NameRelation.SAME, 1.0)
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if _initials_match(short, long) or _initials_match(long, short):
+        return NameLink(NameRelation.INITIALS, 0.9)
+    if len(short) == 1 and _acronym_of(short[0], long, skip_words):
+        return NameLink(NameRelation.ACRONYM, 0.9)
+    joined_a, joined_b = " ".join(a), " ".join(b)
+    shorter, longer = sorted((len(joined_a), len(joined_b)))
+    # The distance is at least the length difference: a pair too far apart by length alone, or
+    # too long to compare cheaply, is not a typo.
+    if (
+        len(a) == len(b)
+        and typo_min_chars <= shorter
+        and longer <= typo_max_chars
+        and 1.0 - (longer - shorter) / longer >= typo_min_similarity
+    ):
+        similarity = edit_similarity(joined_a, joined_b)
+        if similarity >= typo_min_similarity:
+            return NameLink(NameRelation.TYPO, similarity)
+    if _is_part(short, long):
+        return NameLink(NameRelation.PART, len(short) / len(long))
+    return NameLink(NameRelation.NONE, 0.0)

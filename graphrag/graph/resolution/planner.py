@@ -1,0 +1,250 @@
+"""One document's resolution decided in memory: each entity linked to a resolved entity.
+
+For each entity, in order: an administrator's pin places it; else every candidate (the base's,
+and the resolved entities this document's earlier entities made) is weighed by the rules; the
+best clear merge wins; else the best open pair is asked to the LLM (batched after the pass); else
+the entity starts a resolved entity of its own. Homonyms (the same name, conflicting
+neighbourhoods) that end apart are recorded with the reason.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from graphrag.graph.names import name_tokens
+from graphrag.graph.resolution.judge import Pair
+from graphrag.graph.resolution.models import (
+    Candidate,
+    Decision,
+    EntityProfile,
+    Evidence,
+    Verdict,
+)
+from graphrag.graph.resolution.name_match import NameLink, NameRelation, compare_names
+from graphrag.graph.resolution.rules import decide, strength
+from graphrag.settings import ResolutionSettings
+
+__all__ = [
+    "HOMONYM_RULE",
+    "NEW_RULE",
+    "PIN_RULE",
+    "Ask",
+    "Link",
+    "PlannedApart",
+    "ResolutionPlan",
+    "gather_evidence",
+    "plan_resolution",
+]
+
+NEW_RULE = "new"
+PIN_RULE = "manual"
+HOMONYM_RULE = "same_name_conflict"
+LLM_PREFIX = "llm:"
+
+# Answers for pairs (index -> same) and the calls it took.
+Ask = Callable[[Sequence[Pair]], tuple[dict[int, bool], int]]
+
+
+@dataclass(frozen=True)
+class Link:
+    """A document node's link to a resolved entity (made with `canonical` as its name if new)."""
+
+    name: str
+    target: str
+    canonical: str
+    rule: str
+    score: float
+    reason: str
+    documents: tuple[str, ...] = ()
+    manual: bool = False
+
+
+@dataclass(frozen=True)
+class PlannedApart:
+    """A homonym: the document node is not the resolved entity `target`, for `reason`."""
+
+    name: str
+    target: str
+    rule: str
+    reason: str
+
+
+@dataclass
+class ResolutionPlan:
+    """What one run writes, and what it cost."""
+
+    links: list[Link] = field(default_factory=list)
+    apart: list[PlannedApart] = field(default_factory=list)
+    asked: int = 0
+    llm_calls: int = 0
+
+    @property
+    def merged(self) -> int:
+        """Links to a resolved entity that existed before (the base's or this run's)."""
+        return sum(1 for link in self.links if link.rule not in (NEW_RULE, PIN_RULE))
+
+
+_RELATIONS = list(NameRelation)
+
+
+def _better(a: NameLink, b: NameLink) -> bool:
+    ra, rb = _RELATIONS.index(a.relation), _RELATIONS.index(b.relation)
+    return ra < rb or (ra == rb and a.similarity > b.similarity)
+
+
+def gather_evidence(
+    profile: EntityProfile, candidate: Candidate, settings: ResolutionSettings
+) -> Evidence:
+    """The pair's evidence: the best name relation over the candidate's members (and the
+    documents of the members whose names relate), the shared neighbour keys, the vector score."""
+    own = profile.key.split()
+    titles, skip = frozenset(settings.titles), frozenset(settings.acronym_skip_words)
+    best = NameLink(NameRelation.NONE, 0.0)
+    documents: dict[str, None] = {}
+    names = [(kg, name) for kg, name in candidate.members] or [("", candidate.name)]
+    for kg, name in names:
+        link = compare_names(
+            own,
+            name_tokens(name),
+            titles=titles,
+            skip_words=skip,
+            typo_min_similarity=settings.typo_min_similarity,
+            typo_min_chars=settings.typo_min_chars,
+            typo_max_chars=settings.typo_max_chars,
+        )
+        if link.relation is not NameRelation.NONE and kg:
+            documents.setdefault(kg, None)
+        if _better(link, best):
+            best = link
+    if not documents:
+        documents = dict.fromkeys(kg for kg, _ in candidate.members)
+    return Evidence(
+        relation=best.relation,
+        name_similarity=best.similarity,
+        vector_score=candidate.vector_score,
+        shared=profile.neighbours & candidate.neighbours,
+        own_neighbours=len(profile.neighbours),
+        their_neighbours=len(candidate.neighbours),
+        documents=tuple(documents),
+    )
+
+
+def _new_entity(profile: EntityProfile, kg: str, reason: str) -> tuple[Link, Candidate]:
+    target = str(uuid.uuid4())
+    link = Link(profile.name, target, profile.name, NEW_RULE, 1.0, reason, (kg,))
+    seed = Candidate(
+        resolved_id=target,
+        name=profile.name,
+        members=((kg, profile.name),),
+        attributes=profile.attributes,
+        neighbours=profile.neighbours,
+    )
+    return link, seed
+
+
+def _joined(candidate: Candidate, profile: EntityProfile, kg: str) -> Candidate:
+    """This run's resolved entity with one more member (what later entities compare with)."""
+    return replace(
+        candidate,
+        members=(*candidate.members, (kg, profile.name)),
+        neighbours=candidate.neighbours | profile.neighbours,
+    )
+
+
+@dataclass(frozen=True)
+class _Weighed:
+    candidate: Candidate
+    decision: Decision
+    evidence: Evidence
+
+
+def _link_to(profile: EntityProfile, weighed: _Weighed, rule: str, reason: str) -> Link:
+    c, d = weighed.candidate, weighed.decision
+    return Link(profile.name, c.resolved_id, c.name, rule, d.score, reason, d.documents)
+
+
+def plan_resolution(
+    kg: str,
+    profiles: Sequence[EntityProfile],
+    candidates: Mapping[str, Sequence[Candidate]],
+    settings: ResolutionSettings,
+    ask: Ask | None,
+) -> ResolutionPlan:
+    """The links and homonym records of one document's entities (see the module)."""
+    plan = ResolutionPlan()
+    made: dict[str, Candidate] = {}  # this run's resolved entities, by id
+    open_pairs: list[tuple[EntityProfile, _Weighed, list[_Weighed]]] = []
+    for profile in profiles:
+        if profile.pinned_to:
+            reason = "placed by an administrator"
+            plan.links.append(
+                Link(profile.name, profile.pinned_to, profile.name, PIN_RULE, 1.0, reason, (), True)
+            )
+            continue
+        options = [*candidates.get(profile.name, ()), *made.values()]
+        weighed = [
+            _Weighed(c, decide(ev, settings), ev)
+            for c in options
+            if c.resolved_id not in profile.kept_from
+            for ev in (gather_evidence(profile, c, settings),)
+        ]
+        weighed.sort(key=lambda w: strength(w.evidence))
+        homonyms = [w for w in weighed if w.decision.rule == HOMONYM_RULE]
+        merge = next((w for w in weighed if w.decision.verdict is Verdict.MERGE), None)
+        if merge is not None:
+            plan.links.append(_link_to(profile, merge, merge.decision.rule, merge.decision.reason))
+            if merge.candidate.resolved_id in made:
+                made[merge.candidate.resolved_id] = _joined(merge.candidate, profile, kg)
+            _record_apart(plan, profile, homonyms, merge.candidate.resolved_id, "")
+            continue
+        asked = next((w for w in weighed if w.decision.verdict is Verdict.ASK), None)
+        if asked is not None and ask is not None:
+            open_pairs.append((profile, asked, homonyms))
+            continue
+        link, seed = _new_entity(profile, kg, f"no match among {len(weighed)} candidate(s)")
+        plan.links.append(link)
+        made[seed.resolved_id] = seed
+        _record_apart(plan, profile, homonyms, link.target, "" if ask else "; no model asked")
+    if open_pairs and ask is not None:
+        _settle_open_pairs(plan, kg, open_pairs, ask)
+    return plan
+
+
+def _settle_open_pairs(
+    plan: ResolutionPlan,
+    kg: str,
+    open_pairs: list[tuple[EntityProfile, _Weighed, list[_Weighed]]],
+    ask: Ask,
+) -> None:
+    answers, calls = ask([Pair(p, w.candidate) for p, w, _ in open_pairs])
+    plan.asked += len(open_pairs)
+    plan.llm_calls += calls
+    for index, (profile, weighed, homonyms) in enumerate(open_pairs):
+        answer = answers.get(index)
+        if answer:
+            reason = f"the model said the same entity ({weighed.decision.reason})"
+            rule = LLM_PREFIX + weighed.decision.rule
+            plan.links.append(_link_to(profile, weighed, rule, reason))
+            _record_apart(plan, profile, homonyms, weighed.candidate.resolved_id, "")
+            continue
+        said = "; the model said different" if answer is False else "; the model did not answer"
+        link, _ = _new_entity(profile, kg, f"kept apart{said}")
+        plan.links.append(link)
+        _record_apart(plan, profile, homonyms, link.target, said)
+
+
+def _record_apart(
+    plan: ResolutionPlan,
+    profile: EntityProfile,
+    homonyms: list[_Weighed],
+    target: str,
+    note: str,
+) -> None:
+    for w in homonyms:
+        if w.candidate.resolved_id != target:
+            reason = w.decision.reason + note
+            plan.apart.append(
+                PlannedApart(profile.name, w.candidate.resolved_id, HOMONYM_RULE, reason)
+            )

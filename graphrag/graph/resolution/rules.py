@@ -1,0 +1,79 @@
+"""The resolution rules: the evidence of a pair turned into merge, apart, ask or nothing.
+
+Clear cases are decided here; the rest go to the LLM (`judge`), or stay apart without it.
+- The same name (titles aside): merged, unless both sides have enough neighbours and share
+  none: then the name is shared by two different entities (ask, or kept apart).
+- An abbreviation, acronym, typo or part of the other's name: merged when they share a
+  neighbour; asked when nothing contradicts it; nothing when their neighbourhoods conflict.
+- Only near name vectors: asked when they share a neighbour.
+"""
+
+from __future__ import annotations
+
+from graphrag.graph.resolution.models import Decision, Evidence, Verdict
+from graphrag.graph.resolution.name_match import NameRelation
+from graphrag.settings import ResolutionSettings
+
+__all__ = ["NEAR_NAME", "decide", "strength"]
+
+NEAR_NAME = "near_name"
+
+# Name relations from the strongest; merges prefer the strongest relation, then more shared
+# neighbours, then the closer name.
+_ORDER = (
+    NameRelation.SAME,
+    NameRelation.INITIALS,
+    NameRelation.ACRONYM,
+    NameRelation.TYPO,
+    NameRelation.PART,
+    NameRelation.NONE,
+)
+
+
+def strength(evidence: Evidence) -> tuple[int, int, float, float]:
+    """A sort key: the better-supported pair sorts first."""
+    return (
+        _ORDER.index(evidence.relation),
+        -len(evidence.shared),
+        -evidence.name_similarity,
+        -evidence.vector_score,
+    )
+
+
+def _conflict(evidence: Evidence, settings: ResolutionSettings) -> bool:
+    least = settings.conflict_min_neighbours
+    return (
+        not evidence.shared
+        and evidence.own_neighbours >= least
+        and evidence.their_neighbours >= least
+    )
+
+
+def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
+    """The rules' verdict on one pair (see the module)."""
+    shared = len(evidence.shared)
+    confirmed = shared >= settings.min_shared_neighbours
+    relation = evidence.relation
+    docs = evidence.documents
+    if relation is NameRelation.SAME:
+        if _conflict(evidence, settings):
+            reason = (
+                f"same name, but no shared neighbour among {evidence.own_neighbours} and "
+                f"{evidence.their_neighbours}"
+            )
+            return Decision(Verdict.ASK, "same_name_conflict", 0.0, reason, docs)
+        reason = f"same name, {shared} shared neighbour(s)"
+        return Decision(Verdict.MERGE, relation.value, 1.0, reason, docs)
+    if relation is not NameRelation.NONE:
+        score = evidence.name_similarity
+        if confirmed:
+            reason = f"{relation.value.replace('_', ' ')} and {shared} shared neighbour(s)"
+            return Decision(Verdict.MERGE, f"{relation.value}+neighbours", score, reason, docs)
+        if _conflict(evidence, settings):
+            return Decision(Verdict.NONE, relation.value, score, "neighbourhoods conflict", docs)
+        reason = f"{relation.value.replace('_', ' ')}, no shared neighbour to confirm it"
+        return Decision(Verdict.ASK, relation.value, score, reason, docs)
+    if evidence.vector_score >= settings.vector_min_score and confirmed:
+        reason = f"near names ({evidence.vector_score:.2f}) and {shared} shared neighbour(s)"
+        return Decision(Verdict.ASK, NEAR_NAME, evidence.vector_score, reason, docs)
+    return Decision(Verdict.NONE, NameRelation.NONE.value, 0.0, "no link", docs)

@@ -1,0 +1,279 @@
+"""Entity resolution in Neo4j: a document's profiles and candidates read, its plan written,
+its contribution withdrawn, and an administrator's audit, merge and split."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from neo4j import Driver, ManagedTransaction
+
+from graphrag.errors import GraphStoreError
+from graphrag.graph.labels import base_scope
+from graphrag.graph.names import name_tokens
+from graphrag.graph.neo4j_tx import Rows, run_statements, run_transaction
+from graphrag.graph.resolution import cypher
+from graphrag.graph.resolution.models import Candidate, EntityProfile
+from graphrag.graph.resolution.name_match import strip_titles
+from graphrag.graph.resolution.planner import ResolutionPlan
+from graphrag.settings import Neo4jSettings, ResolutionSettings
+
+__all__ = ["KeyNode", "Neo4jResolutionStore", "Withdrawal"]
+
+_WRITE = "resolution write"
+_READ = "resolution read"
+
+
+class Withdrawal:
+    """What removing a document's resolution left to do: the documents to resolve again and the
+    resolved entities to remove if no member is left once its nodes are gone."""
+
+    def __init__(self, documents: Sequence[str], resolved: Sequence[str]) -> None:
+        self.documents = [uuid.UUID(d) for d in documents]
+        self.resolved = list(resolved)
+
+
+class KeyNode:
+    """A document node of one key: its document, name and resolved entity (if any)."""
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.kg = str(row["kg"])
+        self.name = str(row["name"])
+        self.key = str(row["key"])
+        self.resolved = None if row.get("resolved") is None else str(row["resolved"])
+
+
+class Neo4jResolutionStore:
+    """Reads and writes of entity resolution, on the process's driver."""
+
+    def __init__(self, driver: Driver, settings: Neo4jSettings) -> None:
+        self.driver = driver
+        self.settings = settings
+
+    def ensure_schema(self) -> None:
+        """Uniqueness of resolved entity ids and of pins; the base index of resolved entities."""
+        for ddl in (
+            cypher.RESOLVED_ID_CONSTRAINT,
+            cypher.RESOLVED_KB_INDEX,
+            cypher.PIN_KEY_CONSTRAINT,
+        ):
+            self._run(ddl, {}, write=True)
+
+    def _run(self, query: str, params: dict[str, Any], *, write: bool) -> Rows:
+        action = _WRITE if write else _READ
+        return run_statements(
+            self.driver, self.settings, [(query, params)], write=write, action=action
+        )[0]
+
+    def document_profiles(
+        self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, s: ResolutionSettings
+    ) -> list[EntityProfile]:
+        """The document's unresolved nodes, at most `max_entities_per_document`."""
+        rows = self._run(
+            cypher.DOCUMENT_PROFILES,
+            {
+                "kb": str(kb_id),
+                "kg": str(knowledge_id),
+                "max_entities": s.max_entities_per_document,
+                "max_neighbours": s.max_neighbours,
+                "max_attributes": s.prompt_attributes,
+            },
+            write=False,
+        )
+        return [
+            EntityProfile(
+                name=str(r["name"]),
+                key=str(r["key"]),
+                attributes=tuple(str(a) for a in r["attributes"]),
+                neighbours=frozenset(str(k) for k in r["neighbours"]),
+                pinned_to=None if r["pinned_to"] is None else str(r["pinned_to"]),
+                kept_from=frozenset(str(x) for x in r["kept_from"]),
+            )
+            for r in rows
+        ]
+
+    def candidates(
+        self,
+        kb_id: uuid.UUID,
+        knowledge_id: uuid.UUID,
+        profiles: Sequence[EntityProfile],
+        s: ResolutionSettings,
+    ) -> dict[str, list[Candidate]]:
+        """Per profile name, the base's resolved entities worth comparing, best found first."""
+        scope = base_scope(kb_id)
+        titles = frozenset(s.titles)
+        rows = []
+        for p in profiles:
+            if p.pinned_to:
+                continue
+            words = strip_titles(name_tokens(p.key), titles)
+            longest = max(words, key=len) if words else ""
+            lucene = f"scope:{scope} AND key:{longest}" if longest else ""
+            rows.append({"name": p.name, "key": p.key, "lucene": lucene})
+        if not rows:
+            return {}
+        kb, kg = str(kb_id), str(knowledge_id)
+        query = cypher.candidate_query(
+            words=s.word_candidates > 0,
+            vectors=s.vector_candidates > 0,
+            neighbours=s.neighbour_candidates > 0,
+        )
+        found = self._run(
+            query,
+            {
+                "rows": rows,
+                "kb": kb,
+                "kg": kg,
+                "max_candidates": s.max_candidates,
+                "word_limit": s.word_candidates,
+                "probe": s.vector_probe,
+                "vector_min": s.vector_min_score,
+                "vector_limit": s.vector_candidates,
+                "neighbour_limit": s.neighbour_candidates,
+            },
+            write=False,
+        )
+        scores: dict[str, dict[str, float]] = {
+            str(r["name"]): {str(f["id"]): float(f["score"]) for f in r["found"]} for r in found
+        }
+        ids = sorted({rid for by_id in scores.values() for rid in by_id})
+        details = self._details(kb, ids, s) if ids else {}
+        result: dict[str, list[Candidate]] = {}
+        for name, by_id in scores.items():
+            result[name] = [
+                Candidate(
+                    resolved_id=rid,
+                    name=details[rid]["name"],
+                    members=details[rid]["members"],
+                    attributes=details[rid]["attributes"],
+                    neighbours=details[rid]["neighbours"],
+                    vector_score=score if score < 1.0 else 0.0,
+                )
+                for rid, score in by_id.items()
+                if rid in details
+            ]
+        return result
+
+    def _details(self, kb: str, ids: list[str], s: ResolutionSettings) -> dict[str, dict[str, Any]]:
+        rows = self._run(
+            cypher.CANDIDATE_DETAILS,
+            {
+                "kb": kb,
+                "ids": ids,
+                "max_members": s.max_members,
+                "max_neighbours": s.max_neighbours,
+                "max_attributes": s.prompt_attributes,
+            },
+            write=False,
+        )
+        return {
+            str(r["id"]): {
+                "name": str(r["name"]),
+                "members": tuple((str(m["kg"]), str(m["name"])) for m in r["members"]),
+                "attributes": tuple(str(a) for a in r["attributes"]),
+                "neighbours": frozenset(str(k) for k in r["neighbours"]),
+            }
+            for r in rows
+        }
+
+    def write_plan(self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, plan: ResolutionPlan) -> None:
+        """The run's links, then its homonym records, in one transaction."""
+        kb, kg = str(kb_id), str(knowledge_id)
+        links = [
+            {
+                "name": link.name,
+                "target": link.target,
+                "canonical": link.canonical,
+                "rule": link.rule,
+                "score": link.score,
+                "reason": link.reason,
+                "documents": list(link.documents),
+                "manual": link.manual,
+            }
+            for link in plan.links
+        ]
+        apart = [
+            {
+                "name": a.name,
+                "target": a.target,
+                "rule": a.rule,
+                "reason": a.reason,
+                "manual": False,
+            }
+            for a in plan.apart
+        ]
+
+        def work(tx: ManagedTransaction) -> None:
+            tx.run(cypher.WRITE_LINKS, links=links, kb=kb, kg=kg).consume()
+            if apart:
+                tx.run(cypher.WRITE_APART, apart=apart, kb=kb, kg=kg).consume()
+
+        run_transaction(self.driver, self.settings, work, write=True, action=_WRITE)
+
+    def withdraw_document(self, knowledge_id: uuid.UUID) -> Withdrawal:
+        """Remove the automatic links that only this document justified (before its nodes go)."""
+        row = self._run(cypher.WITHDRAW_DOCUMENT, {"kg": str(knowledge_id)}, write=True)
+        if not row:
+            return Withdrawal([], [])
+        return Withdrawal(row[0]["documents"], row[0]["resolved"])
+
+    def remove_orphans(self, resolved: Sequence[str]) -> None:
+        """Resolved entities left without a member (and not pinned) go."""
+        if resolved:
+            self._run(cypher.DELETE_ORPHAN_RESOLVED, {"ids": list(resolved)}, write=True)
+
+    def forget_document(self, kb_id: uuid.UUID, knowledge_id: uuid.UUID) -> None:
+        """An administrator's pins of a document that is gone for good."""
+        self._run(cypher.DELETE_PINS, {"kb": str(kb_id), "kg": str(knowledge_id)}, write=True)
+
+    def delete_knowledge_base(self, kb_id: uuid.UUID) -> None:
+        """Every resolved entity and pin of the base, in batches."""
+        row = self._run(
+            cypher.DELETE_BASE_RESOLUTION,
+            {"kb": str(kb_id), "batch_size": self.settings.delete_batch_size},
+            write=True,
+        )[0]
+        if row["errorMessages"]:
+            raise GraphStoreError("resolution delete failed", errors=row["errorMessages"])
+
+    def key_nodes(
+        self, kb_id: uuid.UUID, key: str, knowledge_ids: Sequence[uuid.UUID] | None, limit: int
+    ) -> list[KeyNode]:
+        """The document nodes of one key (of some documents only, when given)."""
+        kgs = None if knowledge_ids is None else [str(k) for k in knowledge_ids]
+        rows = self._run(
+            cypher.KEY_NODES,
+            {"kb": str(kb_id), "key": key, "kgs": kgs, "limit": limit},
+            write=False,
+        )
+        return [KeyNode(r) for r in rows]
+
+    def place(
+        self,
+        kb_id: uuid.UUID,
+        nodes: Sequence[KeyNode],
+        target: str,
+        name: str,
+        apart: Sequence[str],
+        rule: str,
+        reason: str,
+    ) -> None:
+        """An administrator's decision: `nodes` linked to `target` (made if need be) and kept
+        apart from `apart`, pinned so that a re-parse places them the same way."""
+        rows = [{"kg": n.kg, "name": n.name, "key": n.key, "apart": list(apart)} for n in nodes]
+        kb = str(kb_id)
+        params = {"rows": rows, "kb": kb, "target": target, "name": name}
+
+        def work(tx: ManagedTransaction) -> None:
+            tx.run(cypher.MANUAL_LINK, **params, rule=rule, reason=reason).consume()
+            tx.run(cypher.PIN, **params).consume()
+
+        run_transaction(self.driver, self.settings, work, write=True, action=_WRITE)
+
+    def audit(self, kb_id: uuid.UUID, key: str, limit: int) -> dict[str, Any]:
+        """One key's resolution: its nodes' resolved entities with their members, and the
+        homonyms kept apart."""
+        return self._run(cypher.AUDIT, {"kb": str(kb_id), "key": key, "limit": limit}, write=False)[
+            0
+        ]

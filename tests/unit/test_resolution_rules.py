@@ -1,0 +1,155 @@
+"""Entity resolution's pure parts: name relations, the rules, and one document's plan."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from graphrag.graph.names import name_tokens
+from graphrag.graph.resolution.judge import Pair, parse_answers
+from graphrag.graph.resolution.models import Candidate, EntityProfile
+from graphrag.graph.resolution.name_match import NameRelation, compare_names, edit_similarity
+from graphrag.graph.resolution.planner import HOMONYM_RULE, NEW_RULE, plan_resolution
+from graphrag.settings import ResolutionSettings, get_settings
+
+
+@pytest.fixture
+def rs() -> ResolutionSettings:
+    return get_settings().resolution
+
+
+def _relation(a: str, b: str, rs: ResolutionSettings) -> NameRelation:
+    return compare_names(
+        name_tokens(a),
+        name_tokens(b),
+        titles=rs.titles,
+        skip_words=rs.acronym_skip_words,
+        typo_min_similarity=rs.typo_min_similarity,
+        typo_min_chars=rs.typo_min_chars,
+        typo_max_chars=rs.typo_max_chars,
+    ).relation
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "relation"),
+    [
+        ("Dr Ada Moreau", "Ada Moreau", NameRelation.SAME),
+        ("A. Moreau", "Ada Moreau", NameRelation.INITIALS),
+        ("WHO", "World Health Organization", NameRelation.ACRONYM),
+        ("Ada Moreua", "Ada Moreau", NameRelation.TYPO),
+        ("Moreau", "Ada Moreau", NameRelation.PART),
+        ("Ada", "Ada Moreau", NameRelation.NONE),
+        ("B. Moreau", "Ada Moreau", NameRelation.NONE),
+        ("Paris", "Lyon", NameRelation.NONE),
+        ("Dr", "Ada Moreau", NameRelation.NONE),
+    ],
+)
+def test_name_relations(a: str, b: str, relation: NameRelation, rs: ResolutionSettings) -> None:
+    assert _relation(a, b, rs) is relation
+    assert _relation(b, a, rs) is relation
+
+
+def test_edit_similarity() -> None:
+    assert edit_similarity("moreau", "moreau") == 1.0
+    assert edit_similarity("moreau", "moreua") == pytest.approx(1 - 1 / 6)
+    assert edit_similarity("moreau", "morel") == pytest.approx(1 - 2 / 6)
+    assert edit_similarity("", "x") == 0.0
+
+
+def test_long_names_are_not_compared_letter_by_letter(rs: ResolutionSettings) -> None:
+    long_a = "a" * (rs.typo_max_chars + 1)
+    assert _relation(long_a, long_a[:-1] + "b", rs) is NameRelation.NONE
+
+
+def _profile(name: str, neighbours: Sequence[str] = (), **kw: object) -> EntityProfile:
+    return EntityProfile(
+        name=name,
+        key=" ".join(name_tokens(name)),
+        attributes=(),
+        neighbours=frozenset(neighbours),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def _candidate(rid: str, name: str, neighbours: Sequence[str] = (), kg: str = "d1") -> Candidate:
+    return Candidate(rid, name, ((kg, name),), (), frozenset(neighbours))
+
+
+def test_alias_with_a_shared_neighbour_merges(rs: ResolutionSettings) -> None:
+    plan = plan_resolution(
+        "d2",
+        [_profile("A. Moreau", ["lumen lab"])],
+        {"A. Moreau": [_candidate("r1", "Ada Moreau", ["lumen lab", "paris"])]},
+        rs,
+        ask=None,
+    )
+    assert [(link.target, link.rule) for link in plan.links] == [("r1", "initials+neighbours")]
+    assert plan.links[0].documents == ("d1",)
+    assert plan.merged == 1
+
+
+def test_homonym_with_conflicting_neighbours_is_kept_apart(rs: ResolutionSettings) -> None:
+    plan = plan_resolution(
+        "d2",
+        [_profile("John Smith", ["boston symphony", "violin"])],
+        {"John Smith": [_candidate("r1", "John Smith", ["acme corp", "london"])]},
+        rs,
+        ask=None,
+    )
+    assert plan.links[0].rule == NEW_RULE and plan.links[0].target != "r1"
+    assert [(a.target, a.rule) for a in plan.apart] == [("r1", HOMONYM_RULE)]
+    assert "no shared neighbour" in plan.apart[0].reason
+
+
+def test_the_model_decides_open_pairs_in_one_batch(rs: ResolutionSettings) -> None:
+    asked: list[list[Pair]] = []
+
+    def ask(pairs: Sequence[Pair]) -> tuple[dict[int, bool], int]:
+        asked.append(list(pairs))
+        return {0: True, 1: False}, 1
+
+    plan = plan_resolution(
+        "d2",
+        [_profile("A. Moreau", ["x"]), _profile("P. Duval", ["y"])],
+        {
+            "A. Moreau": [_candidate("r1", "Ada Moreau", ["z"])],
+            "P. Duval": [_candidate("r2", "Paul Duval", ["w"])],
+        },
+        rs,
+        ask=ask,
+    )
+    assert len(asked) == 1 and len(asked[0]) == 2
+    targets = {link.name: (link.target, link.rule) for link in plan.links}
+    assert targets["A. Moreau"] == ("r1", "llm:initials")
+    assert targets["P. Duval"][0] != "r2" and targets["P. Duval"][1] == NEW_RULE
+    assert plan.asked == 2 and plan.llm_calls == 1
+
+
+def test_pins_and_kept_apart_decisions_win(rs: ResolutionSettings) -> None:
+    plan = plan_resolution(
+        "d2",
+        [
+            _profile("Ada Moreau", pinned_to="r9"),
+            _profile("Paul Duval", kept_from=frozenset({"r2"})),
+        ],
+        {"Paul Duval": [_candidate("r2", "Paul Duval")]},
+        rs,
+        ask=None,
+    )
+    targets = {link.name: link for link in plan.links}
+    assert targets["Ada Moreau"].target == "r9" and targets["Ada Moreau"].manual
+    assert targets["Paul Duval"].target != "r2"
+
+
+def test_entities_of_one_document_resolve_with_each_other(rs: ResolutionSettings) -> None:
+    plan = plan_resolution(
+        "d1", [_profile("Ada Moreau", ["lab"]), _profile("A. Moreau", ["lab"])], {}, rs, None
+    )
+    assert plan.links[0].target == plan.links[1].target
+
+
+def test_parse_answers_keeps_valid_entries_only() -> None:
+    text = 'noise {"answers": [{"pair": 1, "same": true}, {"pair": 9, "same": true}, {"pair": 2}'
+    assert parse_answers(text, 2) == {0: True}
+    assert parse_answers("no json", 2) == {}
