@@ -26,6 +26,7 @@ from graphrag.db.engine import make_engine, make_session_factory, wait_for_db
 from graphrag.faces.services import FaceServices
 from graphrag.graph.factory import build_graph_store
 from graphrag.graph.neo4j_client import connect_driver
+from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.context import IngestContext
 from graphrag.ingest.graph.chunk_extraction import GraphContext
@@ -91,6 +92,7 @@ class Services:
         self._embedder = _Once(lambda: build_embedder(settings.embedding))
         self._llm = _Once(self._open_llm)
         self._relay = _Once(self._start_relay)
+        self._resolution = _Once(self._open_resolution)
         self._graph_context = _Once(self._open_graph_context)
         self._memory = _Once(self._open_memory)
 
@@ -108,6 +110,11 @@ class Services:
     def graph(self) -> GraphStore:
         """The graph store (its schema ensured), or the no-op store when the graph is off."""
         return self._graph.get()
+
+    @property
+    def resolution(self) -> Neo4jResolutionStore | None:
+        """Entity resolution's store (its schema ensured); None when the graph is off."""
+        return self._resolution.get()
 
     @property
     def embedder(self) -> Embedder:
@@ -131,6 +138,7 @@ class Services:
     def open(self) -> None:
         """Open the Neo4j, embedding and LLM side now (what a first use would open)."""
         self._graph.get()
+        self._resolution.get()
         self._embedder.get()
         self._llm.get()
 
@@ -157,6 +165,7 @@ class Services:
             storage=self.storage,
             embedder=self.embedder,
             graph=self.graph,
+            resolution=self.resolution,
         )
 
     def graph_context(self) -> GraphContext:
@@ -203,8 +212,21 @@ class Services:
 
     def _open_graph_context(self) -> GraphContext:
         return GraphContext(
-            self.settings, self.sessions, self.llm, self.graph, embed_names=self.embedder.embed
+            self.settings,
+            self.sessions,
+            self.llm,
+            self.graph,
+            embed_names=self.embedder.embed,
+            resolution=self.resolution,
         )
+
+    def _open_resolution(self) -> Neo4jResolutionStore | None:
+        driver = self.neo4j
+        if driver is None:
+            return None
+        store = Neo4jResolutionStore(driver, self.settings.neo4j)
+        store.ensure_schema()
+        return store
 
     def _open_memory(self) -> MemoryContext:
         # Only a worker's memory calls the LLM (extraction when a session closes); the API's

@@ -1,9 +1,11 @@
-"""Graph tasks: one extraction per chunk on the `graph` queue, retried with backoff."""
+"""Graph tasks on the `graph` queue: one extraction per chunk, retried with backoff; one entity
+resolution per completed document."""
 
 from __future__ import annotations
 
 import uuid
 from contextlib import suppress
+from dataclasses import asdict
 from typing import Any
 
 import redis
@@ -13,6 +15,7 @@ from kombu.exceptions import OperationalError
 
 from graphrag.db.enums import GraphStatus
 from graphrag.db.outbox import TaskLease, TaskName
+from graphrag.errors import GraphStoreError
 from graphrag.ingest.graph.chunk_extraction import (
     RETRYABLE,
     GraphContext,
@@ -20,12 +23,14 @@ from graphrag.ingest.graph.chunk_extraction import (
     fail_chunk,
     time_limit_reason,
 )
+from graphrag.ingest.graph.entity_resolution import resolve_document_entities
 from workers.celery_app import app
 from workers.memory_ceiling import OVER_CEILING
 from workers.scope import process_scope
 
 _settings = app.conf.graphrag_settings
 _celery = _settings.celery
+_resolution = _settings.resolution
 _OVER_TIME = time_limit_reason(_settings)
 
 BROKER_ERRORS = (redis.RedisError, OperationalError)
@@ -83,3 +88,24 @@ def extract_chunk(self: Task, knowledge_id: str, attempt: int, chunk_id: str) ->
     # Settled here: Celery stops the whole worker on a MemoryError out of a task.
     fail_chunk(*args, reason=OVER_CEILING)
     return GraphStatus.FAILED.value
+
+
+@app.task(
+    name=TaskName.RESOLVE_ENTITIES.value,
+    acks_late=True,
+    # Neo4j unreachable: Celery's exponential backoff, capped; the LLM's faults are not retried
+    # (an unanswered pair stays apart).
+    autoretry_for=(GraphStoreError,),
+    retry_backoff=_resolution.retry_backoff_s,
+    retry_backoff_max=_celery.retry_backoff_max_s,
+    retry_jitter=False,
+    max_retries=_resolution.max_retries,
+    time_limit=_resolution.task_time_limit_s,
+    ignore_result=True,
+)
+def resolve_entities(knowledge_id: str) -> dict[str, int] | None:
+    """Resolve a completed document's entities against its base; what the run did."""
+    lease = TaskLease(TaskName.RESOLVE_ENTITIES, (knowledge_id,))
+    ctx = process_scope().graph_context()
+    report = resolve_document_entities(ctx, uuid.UUID(knowledge_id), lease)
+    return None if report is None else asdict(report)

@@ -58,6 +58,7 @@ class TaskName(StrEnum):
     DELETE_DOCUMENT = "document.delete"
     DELETE_KNOWLEDGE_BASE = "document.delete_kb"
     EXTRACT_CHUNK = "graph.extract_chunk"
+    RESOLVE_ENTITIES = "graph.resolve_entities"
     CLOSE_MEMORY_SESSION = "memory.close_session"
     RUN_EVALUATION = "eval.run"
 
@@ -107,6 +108,10 @@ def extract_chunk(knowledge_id: uuid.UUID, attempt: int, chunk_id: uuid.UUID) ->
         knowledge_id=knowledge_id,
         chunk_id=chunk_id,
     )
+
+
+def resolve_entities(knowledge_id: uuid.UUID) -> TaskRequest:
+    return TaskRequest(TaskName.RESOLVE_ENTITIES, (str(knowledge_id),), knowledge_id=knowledge_id)
 
 
 def run_evaluation(run_id: uuid.UUID) -> TaskRequest:

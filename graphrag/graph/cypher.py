@@ -160,11 +160,12 @@ RETURN batches, total, errorMessages
 # Graph-search candidates: every entity of the base whose name contains $entity
 # (case-sensitive), related or not, best first: exact name, shorter name, alphabetical, element
 # id; at most $probe. Nodes are told apart by element id: two documents' same-name entities
-# stay two nodes.
+# stay two nodes, each with the resolved entity it belongs to (if any).
 MATCH_ENTITIES = """
 MATCH (n:{label})
 WHERE n.name CONTAINS $entity AND ($kgs IS NULL OR n.kg IN $kgs)
-RETURN n {{.name, .kg, .attributes, .chunks, id: elementId(n)}} AS entity
+RETURN n {{.name, .kg, .attributes, .chunks, id: elementId(n),
+          resolved: head([(n)-[:RESOLVED_AS]->(x:ResolvedEntity) | x.id])}} AS entity
 ORDER BY CASE WHEN n.name = $entity THEN 0 ELSE 1 END, size(n.name), n.name, elementId(n)
 LIMIT $probe
 """
@@ -182,8 +183,10 @@ WITH r, min(rank) AS first_rank
 WITH r, first_rank, startNode(r) AS a, endNode(r) AS b
 RETURN {{id: elementId(r), type: type(r), chunks: r.chunks,
         source: elementId(a), target: elementId(b)}} AS relation,
-       a {{.name, .kg, .attributes, .chunks, id: elementId(a)}} AS source,
-       b {{.name, .kg, .attributes, .chunks, id: elementId(b)}} AS target
+       a {{.name, .kg, .attributes, .chunks, id: elementId(a),
+          resolved: head([(a)-[:RESOLVED_AS]->(x:ResolvedEntity) | x.id])}} AS source,
+       b {{.name, .kg, .attributes, .chunks, id: elementId(b),
+          resolved: head([(b)-[:RESOLVED_AS]->(x:ResolvedEntity) | x.id])}} AS target
 ORDER BY first_rank, relation.type, relation.id
 LIMIT $probe
 """
@@ -240,14 +243,7 @@ RETURN c, {kind: 'passage', name: p.chunk, score: 1.0} AS via
 # hub entity named in thousands of chunks costs no more than any other.
 _NEIGHBOURHOOD = """
 WITH c, via, asked, COUNT { (c)<-[:INSTANCE_OF]-() } AS instances
-CALL (c) {
-  MATCH (c)<-[:INSTANCE_OF]-(n:GraphEntity)
-  WHERE $kgs IS NULL OR n.kg IN $kgs
-  RETURN n
-  ORDER BY elementId(n)
-  LIMIT $max_instances
-}
-CALL (n, asked) {
+{instances}CALL (n, asked) {
   OPTIONAL MATCH (n)-[r]-(m:GraphEntity)
   WHERE $max_neighbours > 0 AND asked
   WITH r, m
@@ -263,7 +259,39 @@ RETURN c.key AS key, via, instances, n.name AS name, n.kg AS kg,
 """
 
 
-def neighbourhood_query(words: bool, vectors: bool, passages: bool = False) -> str:
+_INSTANCES = """CALL (c) {
+  MATCH (c)<-[:INSTANCE_OF]-(n:GraphEntity)
+  WHERE $kgs IS NULL OR n.kg IN $kgs
+  RETURN n
+  ORDER BY elementId(n)
+  LIMIT $max_instances
+}
+"""
+
+# The same, each node bringing the other nodes of its resolved entity (aliases named in other
+# documents, `graph.resolution`), at most $max_instances in all.
+_RESOLVED_INSTANCES = """CALL (c) {
+  MATCH (c)<-[:INSTANCE_OF]-(n0:GraphEntity)
+  WHERE $kgs IS NULL OR n0.kg IN $kgs
+  WITH n0 ORDER BY elementId(n0) LIMIT $max_instances
+  CALL (n0) {
+    RETURN n0 AS n
+    UNION
+    MATCH (n0)-[:RESOLVED_AS]->(:ResolvedEntity)<-[:RESOLVED_AS]-(n:GraphEntity)
+    WHERE $kgs IS NULL OR n.kg IN $kgs
+    RETURN n LIMIT $max_instances
+  }
+  WITH DISTINCT n
+  RETURN n
+  ORDER BY elementId(n)
+  LIMIT $max_instances
+}
+"""
+
+
+def neighbourhood_query(
+    words: bool, vectors: bool, passages: bool = False, resolved: bool = False
+) -> str:
     """The neighbourhood read from exact keys, plus word and near-vector matches and the keys of
     given passages when asked (branches are joined only when used, so an unused index is never
     named)."""
@@ -274,7 +302,8 @@ def neighbourhood_query(words: bool, vectors: bool, passages: bool = False) -> s
     # `asked`: the question found the key (exactly, or by a word or near match), not only a
     # passage; an exact match's `via` is null, which collect() leaves out but count(*) counts.
     asked = "count(*) > count(via) OR any(v IN collect(via) WHERE v.kind <> 'passage')"
-    return f"CALL () {{{found}}}\nWITH c, collect(via) AS via, {asked} AS asked{_NEIGHBOURHOOD}"
+    tail = _NEIGHBOURHOOD.replace("{instances}", _RESOLVED_INSTANCES if resolved else _INSTANCES)
+    return f"CALL () {{{found}}}\nWITH c, collect(via) AS via, {asked} AS asked{tail}"
 
 
 def vector_index_ddl(dimensions: int) -> str:

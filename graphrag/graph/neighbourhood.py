@@ -31,6 +31,7 @@ class NeighbourhoodLimits:
     max_instances: int
     max_neighbours: int
     max_chunks: int
+    follow_resolution: bool = False  # a key's nodes bring their resolved entities' other nodes
 
 
 @dataclass(frozen=True)

@@ -236,7 +236,10 @@ class Neo4jGraphStore:
             return []
         rows = self._read(
             cypher.neighbourhood_query(
-                words=bool(words), vectors=bool(vectors), passages=bool(passages)
+                words=bool(words),
+                vectors=bool(vectors),
+                passages=bool(passages),
+                resolved=limits.follow_resolution,
             ),
             {
                 "passages": passages,
@@ -359,6 +362,7 @@ def _entity(row: dict[str, Any]) -> GraphEntity:
         kg=str(row.get("kg") or ""),
         attributes=[str(a) for a in row.get("attributes") or []],
         chunks=[str(c) for c in row.get("chunks") or []],
+        resolved_id=None if row.get("resolved") is None else str(row["resolved"]),
     )
 
 

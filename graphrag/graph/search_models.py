@@ -39,6 +39,7 @@ class GraphEntity(_Frozen):
     kg: str
     attributes: list[str] = Field(default_factory=list)
     chunks: list[str] = Field(default_factory=list)
+    resolved_id: str | None = None  # its resolved entity (entity resolution), if any
 
 
 class GraphLink(_Frozen):
@@ -112,6 +113,11 @@ class EntityPublic(BaseModel):
     attributes: list[str]
     chunks: list[str]
     matched: bool
+    resolved_id: str | None = Field(
+        default=None,
+        description="the resolved entity this node belongs to across documents (see "
+        "/entities/{key}/resolution); null until resolved",
+    )
     name_truncated: bool = False
     attributes_truncated: bool = False
     chunks_truncated: bool = False

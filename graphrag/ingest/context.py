@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.graph.store import GraphStore
 from graphrag.ingest.storage import FileStorage
 from graphrag.search.embeddings import Embedder
@@ -21,3 +22,4 @@ class IngestContext:
     storage: FileStorage
     embedder: Embedder
     graph: GraphStore
+    resolution: Neo4jResolutionStore | None = None  # None: no entity resolution (graph off)

@@ -138,6 +138,7 @@ def _limits(settings: SearchSettings, neighbours: bool) -> NeighbourhoodLimits:
         max_instances=settings.graph.max_instances,
         max_neighbours=settings.graph.max_neighbours if neighbours else 0,
         max_chunks=settings.graph.max_chunks_per_entity,
+        follow_resolution=settings.graph.follow_resolution,
     )
 
 

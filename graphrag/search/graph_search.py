@@ -92,6 +92,7 @@ def _entity_public(
         attributes=[text for text, _ in attributes[: limits.max_attributes]],
         chunks=chunks[: limits.max_chunks_per_item],
         matched=matched,
+        resolved_id=entity.resolved_id,
         name_truncated=name_cut,
         attributes_truncated=len(attributes) > limits.max_attributes
         or any(cut for _, cut in attributes[: limits.max_attributes]),

@@ -2,7 +2,9 @@
 
 The store keeps one node per (name, document), each linked to the base node of its name key
 (`graph.names.name_key`). Drawn as they are, an entity named in three documents is three nodes.
-Here the nodes of one key become one node listing the documents that name it, and the relations
+Here the nodes of one resolved entity (`graph.resolution`: aliases such as "A. Moreau" and "Ada
+Moreau" joined, homonyms kept apart) become one node listing the documents that name it; a node
+not resolved yet is grouped with the others of its name key. The relations
 of one type between the same two entities become one edge with a count. A name without a key
 (no letter or digit) stays a node of its own. A document filter in the request still reads that
 document's nodes only, so the view then shows that document's entities.
@@ -73,7 +75,10 @@ def merge_instances(
     node_of: dict[str, str] = {}
     for entity in answer.entities:
         key = keys.get(entity.id, "")
-        group = ("key", key) if key else ("entity", entity.id)
+        if entity.resolved_id:
+            group = ("resolved", entity.resolved_id)
+        else:
+            group = ("key", key) if key else ("entity", entity.id)
         node = groups.setdefault(group, _Node(id=entity.id, key=key, name=entity.name))
         node.add(entity)
         node_of[entity.id] = node.id

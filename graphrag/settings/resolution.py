@@ -13,7 +13,6 @@ class ResolutionSettings(_Section):
     """How a document's entities are joined to the base's resolved entities after its graph."""
 
     enabled: bool = Field(description="run resolution after each document's graph")
-    use_in_retrieval: bool = Field(description="graph reads follow resolved entities")
     max_entities_per_document: int = Field(gt=0, description="entities resolved per document")
     max_candidates: int = Field(gt=0, description="resolved entities compared per entity")
     word_candidates: int = Field(ge=0, description="name keys found by shared words")

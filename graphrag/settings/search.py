@@ -29,6 +29,9 @@ class GraphRetrievalSettings(_Section):
     vector_match_threshold: float = Field(ge=-1.0, le=1.0)
     vector_probe: int = Field(gt=0)
     max_instances: int = Field(gt=0)
+    follow_resolution: bool = Field(
+        description="a key's nodes bring their resolved entities' other nodes"
+    )
     max_neighbours: int = Field(ge=0)
     max_chunks_per_entity: int = Field(gt=0)
     hops: int = Field(ge=1, le=2)

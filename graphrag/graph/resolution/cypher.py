@@ -123,12 +123,10 @@ CALL (r) {
     WITH DISTINCT x.key AS key WHERE key IS NOT NULL AND key <> ''
     RETURN collect(key)[..$max_neighbours] AS keys
   }
-  RETURN collect({kg: m.kg, name: m.name}) AS members,
-         apoc.coll.toSet(apoc.coll.flatten(collect(keys))) AS neighbours,
-         apoc.coll.flatten(collect(coalesce(m.attributes, [])[..$max_attributes])) AS attributes
+  RETURN collect({kg: m.kg, name: m.name}) AS members, collect(keys) AS neighbours,
+         collect(coalesce(m.attributes, [])[..$max_attributes]) AS attributes
 }
-RETURN r.id AS id, r.name AS name, members, neighbours[..$max_neighbours] AS neighbours,
-       attributes[..$max_attributes] AS attributes
+RETURN r.id AS id, r.name AS name, members, neighbours, attributes
 """
 
 # The decisions of one document's run, in one transaction: links (to a resolved entity, made if
@@ -226,7 +224,7 @@ PIN = """
 UNWIND $rows AS row
 MERGE (p:ResolutionPin {kb: $kb, kg: row.kg, key: row.key})
 SET p.target = $target,
-    p.apart = [x IN apoc.coll.toSet(coalesce(p.apart, []) + row.apart) WHERE x <> $target]
+    p.apart = [x IN apoc.coll.union(coalesce(p.apart, []), row.apart) WHERE x <> $target]
 """
 
 # What one key's document nodes are resolved to, with each resolved entity's members and the

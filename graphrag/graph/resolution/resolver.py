@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def _asker(llm: LlmClient | None, s: ResolutionSettings, templates: Path | None)
     if llm is None or not s.llm_enabled or s.llm_max_calls_per_document == 0:
         return None
 
-    def ask(pairs: list[Pair]) -> tuple[dict[int, bool], int]:
+    def ask(pairs: Sequence[Pair]) -> tuple[dict[int, bool], int]:
         return ask_pairs(llm, pairs, s, templates)
 
     return ask

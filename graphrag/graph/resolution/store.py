@@ -171,8 +171,8 @@ class Neo4jResolutionStore:
             str(r["id"]): {
                 "name": str(r["name"]),
                 "members": tuple((str(m["kg"]), str(m["name"])) for m in r["members"]),
-                "attributes": tuple(str(a) for a in r["attributes"]),
-                "neighbours": frozenset(str(k) for k in r["neighbours"]),
+                "attributes": _flat(r["attributes"], s.prompt_attributes),
+                "neighbours": frozenset(_flat(r["neighbours"], s.max_neighbours)),
             }
             for r in rows
         }
@@ -263,7 +263,7 @@ class Neo4jResolutionStore:
         apart from `apart`, pinned so that a re-parse places them the same way."""
         rows = [{"kg": n.kg, "name": n.name, "key": n.key, "apart": list(apart)} for n in nodes]
         kb = str(kb_id)
-        params = {"rows": rows, "kb": kb, "target": target, "name": name}
+        params: dict[str, Any] = {"rows": rows, "kb": kb, "target": target, "name": name}
 
         def work(tx: ManagedTransaction) -> None:
             tx.run(cypher.MANUAL_LINK, **params, rule=rule, reason=reason).consume()
@@ -277,3 +277,9 @@ class Neo4jResolutionStore:
         return self._run(cypher.AUDIT, {"kb": str(kb_id), "key": key, "limit": limit}, write=False)[
             0
         ]
+
+
+def _flat(lists: Sequence[Sequence[Any]], limit: int) -> tuple[str, ...]:
+    """The lists' items, each once, in order, at most `limit`."""
+    seen = dict.fromkeys(str(item) for items in lists for item in items)
+    return tuple(seen)[:limit]

@@ -26,10 +26,7 @@ from graphrag.db.enums import GraphStatus, ParseStatus
 from graphrag.db.lifecycle import finish_chunk_subtask
 from graphrag.db.live_attempt import hold_live
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
-from graphrag.db.outbox import (
-    TaskLease,
-    started_with,
-)
+from graphrag.db.outbox import TaskLease, enqueue, resolve_entities, started_with
 from graphrag.errors import (
     EmbeddingError,
     GraphDataError,
@@ -46,6 +43,7 @@ from graphrag.extraction.prompt_builder import build_extraction_request
 from graphrag.extraction.trace import chunk_trace
 from graphrag.graph.models import GraphData
 from graphrag.graph.name_vectors import EmbedTexts, KeysInHand, write_name_vectors
+from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.graph.store import GraphStore
 from graphrag.llm.client import LlmClient, LlmReply
 from graphrag.settings import Settings
@@ -77,6 +75,7 @@ class GraphContext:
     graph: GraphStore
     embed_names: EmbedTexts | None = None  # name vectors for near matches; None: none written
     names_in_hand: KeysInHand = field(default_factory=KeysInHand)  # shared by the threads
+    resolution: Neo4jResolutionStore | None = None  # None: no entity resolution (graph off)
 
 
 class ChunkOutcome(StrEnum):
@@ -368,6 +367,8 @@ def _settle_in(
     elif status is ParseStatus.COMPLETED:
         _count_drops(session, key)
         _count_graph(ctx, session, key, strict=outcome is GraphStatus.DONE)
+        if ctx.resolution is not None and ctx.settings.resolution.enabled:
+            enqueue(session, resolve_entities(key.knowledge_id))
     key.lease.settle(session)
 
 

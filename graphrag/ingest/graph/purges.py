@@ -14,6 +14,7 @@ from sqlalchemy import delete, select
 
 from graphrag.db.engine import session_scope
 from graphrag.db.models import GraphPurge, Knowledge
+from graphrag.db.outbox import enqueue, resolve_entities
 from graphrag.errors import GraphStoreError
 from graphrag.ingest.context import IngestContext
 
@@ -30,6 +31,25 @@ def _owe(
     log.info("graph off: removal of %s recorded for later", knowledge_id or kb_id)
 
 
+def _delete_document_nodes(
+    ctx: IngestContext, kb_id: uuid.UUID, knowledge_id: uuid.UUID, *, gone: bool
+) -> int:
+    """The document's nodes removed, with its contribution to entity resolution: links of other
+    documents' nodes that only it justified are withdrawn (those documents resolve again), and
+    resolved entities left without a member go; `gone` (not a re-parse): its pins go too."""
+    resolution = ctx.resolution
+    withdrawal = resolution.withdraw_document(knowledge_id) if resolution is not None else None
+    removed = ctx.graph.delete_document(kb_id, knowledge_id)
+    if resolution is not None and withdrawal is not None:
+        resolution.remove_orphans(withdrawal.resolved)
+        if gone:
+            resolution.forget_document(kb_id, knowledge_id)
+        if withdrawal.documents:
+            with session_scope(ctx.sessions) as session:
+                enqueue(session, *(resolve_entities(doc) for doc in withdrawal.documents))
+    return removed
+
+
 def remove_document_graph(
     ctx: IngestContext, kb_id: uuid.UUID, knowledge_id: uuid.UUID, attempt: int | None = None
 ) -> int:
@@ -38,7 +58,7 @@ def remove_document_graph(
     `attempt` is the attempt about to be processed (a re-parse); None when the document goes.
     """
     if ctx.graph.enabled:
-        return ctx.graph.delete_document(kb_id, knowledge_id)
+        return _delete_document_nodes(ctx, kb_id, knowledge_id, gone=attempt is None)
     _owe(ctx, kb_id, knowledge_id, attempt)
     return 0
 
@@ -46,6 +66,8 @@ def remove_document_graph(
 def remove_kb_graph(ctx: IngestContext, kb_id: uuid.UUID) -> int:
     """Remove a base's whole graph now, or owe it while the graph is off."""
     if ctx.graph.enabled:
+        if ctx.resolution is not None:
+            ctx.resolution.delete_knowledge_base(kb_id)
         return ctx.graph.delete_knowledge_base(kb_id)
     _owe(ctx, kb_id, None, None)
     return 0
@@ -74,9 +96,10 @@ def drain_graph_purges(ctx: IngestContext) -> list[uuid.UUID]:
         try:
             if _still_owed(ctx, purge):
                 if purge.knowledge_id is None:
-                    ctx.graph.delete_knowledge_base(purge.kb_id)
+                    remove_kb_graph(ctx, purge.kb_id)
                 else:
-                    ctx.graph.delete_document(purge.kb_id, purge.knowledge_id)
+                    gone = purge.attempt is None
+                    _delete_document_nodes(ctx, purge.kb_id, purge.knowledge_id, gone=gone)
         except GraphStoreError as exc:
             log.warning("owed graph removals wait for Neo4j: %s", exc.message)
             break
