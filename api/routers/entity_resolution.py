@@ -27,16 +27,20 @@ EntityKey = Annotated[str, Path(max_length=500, description="an entity name or i
 
 
 class _Resolution:
-    """The caller's base's resolution store (read to GET, write to change) and its settings."""
+    """The caller's base (read to GET, write to change) and the resolution settings; the base
+    is looked up by `store()`, in the route, after the body is validated."""
 
     def __init__(
         self, kb_id: uuid.UUID, session: SessionDep, state: AppStateDep, tenant: TenantDep
     ) -> None:
-        self.store: Neo4jResolutionStore = resolution_of(
-            session, state.services.resolution, tenant, kb_id
-        )
         self.kb_id = kb_id
         self.settings: ResolutionSettings = state.settings.resolution
+        self._session, self._state, self._tenant = session, state, tenant
+
+    def store(self) -> Neo4jResolutionStore:
+        """The base's resolution store (404 for another tenant's base, 503 without a graph)."""
+        found = self._state.services.resolution
+        return resolution_of(self._session, found, self._tenant, self.kb_id)
 
 
 ResolutionDep = Annotated[_Resolution, Depends()]
@@ -46,18 +50,18 @@ ResolutionDep = Annotated[_Resolution, Depends()]
 def entity_resolution(r: ResolutionDep, key: EntityKey) -> ResolutionPublic:
     """The resolved entities this key's document nodes belong to, each member with the rule,
     score, reason and documents behind its link, and the homonyms kept apart with the reason."""
-    return audit_key(r.store, r.kb_id, key, r.settings)
+    return audit_key(r.store(), r.kb_id, key, r.settings)
 
 
 @router.post(_KEY + "/merge")
 def merge_entity(r: ResolutionDep, key: EntityKey, body: MergeRequest) -> ResolutionPublic:
     """Put every document node of `other` in this key's resolved entity. Fixed: later automatic
     runs and re-parses keep it."""
-    return merge_keys(r.store, r.kb_id, key, body, r.settings)
+    return merge_keys(r.store(), r.kb_id, key, body, r.settings)
 
 
 @router.post(_KEY + "/split")
 def split_entity(r: ResolutionDep, key: EntityKey, body: SplitRequest) -> ResolutionPublic:
     """Take this key's nodes (of `knowledge_ids`, or all) out of their resolved entity into one
     of their own, kept apart from it. Fixed: later automatic runs and re-parses keep it."""
-    return split_key(r.store, r.kb_id, key, body, r.settings)
+    return split_key(r.store(), r.kb_id, key, body, r.settings)

@@ -346,6 +346,15 @@ CASES: dict[str, Callable[[World], None]] = {
     "POST /api/v1/knowledge-bases/{kb_id}/graph-view": _missing(
         "POST", V1 + "/knowledge-bases/{kb}/graph-view", json={"entity": "Ada"}
     ),
+    "GET /api/v1/knowledge-bases/{kb_id}/entities/{key}/resolution": _missing(
+        "GET", V1 + "/knowledge-bases/{kb}/entities/ada moreau/resolution"
+    ),
+    "POST /api/v1/knowledge-bases/{kb_id}/entities/{key}/merge": _missing(
+        "POST", V1 + "/knowledge-bases/{kb}/entities/ada moreau/merge", json={"other": "Lyon"}
+    ),
+    "POST /api/v1/knowledge-bases/{kb_id}/entities/{key}/split": _missing(
+        "POST", V1 + "/knowledge-bases/{kb}/entities/ada moreau/split", json={}
+    ),
     "POST /api/v1/knowledge-bases/{kb_id}/search": _missing(
         "POST", V1 + "/knowledge-bases/{kb}/search", json={"query": "Ada Moreau"}
     ),

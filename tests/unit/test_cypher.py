@@ -54,13 +54,19 @@ def test_every_node_is_of_the_base(name: str) -> None:
     query = _spliced(name)
     patterns = re.findall(r"\((\w*)(:?[\w]*)\)", query)
     node_patterns = [p for p in patterns if p[1]]
-    assert node_patterns and all(label == f":{LABEL}" for _, label in node_patterns)
+    # A node's resolved entity is read only one step from a node of the base.
+    resolved = [p for p in node_patterns if p == ("x", ":ResolvedEntity")]
+    assert query.count("-[:RESOLVED_AS]->(x:ResolvedEntity)") == len(resolved)
+    kept = [p for p in node_patterns if p not in resolved]
+    assert kept and all(label == f":{LABEL}" for _, label in kept)
 
 
 def test_match_entities_keeps_unrelated_entities() -> None:
     query = _spliced("MATCH_ENTITIES")
     assert "n.name CONTAINS $entity" in query
-    assert "EXISTS" not in query and "-[" not in query
+    # The one step read is the node's resolved entity, in a list that may be empty: no filter.
+    unfiltered = query.replace("head([(n)-[:RESOLVED_AS]->(x:ResolvedEntity) | x.id])", "")
+    assert "EXISTS" not in query and "-[" not in unfiltered
     assert "CASE WHEN n.name = $entity THEN 0 ELSE 1 END, size(n.name), n.name" in query
     assert query.rstrip().endswith("LIMIT $probe")
 

@@ -15,7 +15,7 @@ from graphrag.errors import EntityNotFoundError, InvalidInputError
 from graphrag.graph.names import name_key
 from graphrag.graph.resolution.store import KeyNode, Neo4jResolutionStore
 from graphrag.settings import ResolutionSettings
-from graphrag.text_input import Bounded, RequestModel
+from graphrag.text_input import Bounded, InputText, RequestModel
 
 __all__ = [
     "KeptApartPublic",
@@ -71,7 +71,7 @@ class ResolutionPublic(BaseModel):
 
 
 _Documents = Annotated[list[uuid.UUID], Bounded("resolution.max_split_documents")]
-_Name = Annotated[str, Bounded("api.max_text_field_chars")]
+_Name = Annotated[InputText, Bounded("api.max_text_field_chars")]
 
 
 class MergeRequest(RequestModel):
