@@ -9,11 +9,18 @@ people of one full name with different employers and cities. Each document's gra
 with `Neo4jGraphStore.write_chunk_graph` under a fresh base and resolved with
 `resolve_document`, the rules alone (no model, no name vectors), one document after the other.
 
-Lines:
-- `resolution_pairs: precision/1` and `recall/1`: pairwise, over the people's document nodes
-  (two nodes of one person in one resolved entity: a true merge);
-- `resolution_ms_per_document: last/first`: the median time of a document's run over the last
-  tenth of the documents against the first tenth (the base grows in between; 1.00x: no growth).
+`--preload` lists base sizes: for each, the same corpus is resolved in a fresh base first filled
+with that many resolved entities of other names (written in bulk, one node each, a tenth of them
+sharing a surname of the corpus, so they come up as word candidates). Lines, per base size:
+- `resolution_pairs_base_N: precision/1` and `recall/1`: pairwise, over the people's document
+  nodes (two nodes of one person in one resolved entity: a true merge);
+- `resolution_ms_per_document_base_N: last/first`: the median time of a document's run over the
+  last tenth of the documents against the first tenth (the corpus's own growth);
+- `resolution_llm_calls_per_document_base_N` (with `--llm`: the server of `llm.base_url` asked
+  about the pairs the rules leave open; start it first with `deploy/local/services.py start
+  --llama`), with the pairs asked;
+and `resolution_ms_per_document: base_N/base_M`, the median time per document in the largest
+base over the smallest (1.00x: no growth with the base).
 The base's nodes are deleted at the end.
 """
 
@@ -27,14 +34,40 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
+
+from neo4j import Driver, ManagedTransaction
 
 from bench.harness import median, print_header, print_ratio, services_env, timed
+from graphrag.graph.labels import ENTITY_KEY_LABEL, base_scope, entity_label
 from graphrag.graph.models import GraphData, GraphNode, GraphRelation
+from graphrag.graph.names import name_key
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.graph.neo4j_store import Neo4jGraphStore
 from graphrag.graph.resolution.resolver import resolve_document
 from graphrag.graph.resolution.store import Neo4jResolutionStore
-from graphrag.settings import Settings
+from graphrag.llm.client import LlmClient
+from graphrag.settings import ResolutionSettings, Settings
+
+# Bulk filler: the shape the store writes (a document node linked to its key's base node) and
+# one resolved entity per node.
+PRELOAD = """
+UNWIND $rows AS row
+CREATE (n:GraphEntity {kg: $kg, name: row.name, key: row.key, attributes: [], chunks: []})
+WITH n, row
+CALL apoc.create.addLabels(n, $labels) YIELD node
+MERGE (c:BaseEntity {kb: $kb, key: row.key}) ON CREATE SET c.scope = $scope
+CREATE (n)-[:INSTANCE_OF]->(c)
+CREATE (r:ResolvedEntity {id: row.id, kb: $kb, name: row.name})
+CREATE (n)-[:RESOLVED_AS {rule: 'new', score: 1.0, reason: 'preloaded', documents: [$kg],
+                          manual: false}]->(r)
+"""
+PRELOAD_BATCH = 5000
+
+RESOLVED_OF_BASE = """
+MATCH (n:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity {kb: $kb})
+RETURN n.kg + '|' + n.name AS node, r.id AS resolved
+"""
 
 FIRST = ["Ada", "Paul", "Marie", "Louis", "Claire", "Hugo", "Nina", "Omar", "Lena", "Victor"]
 FORMS = ("full", "initials", "title", "typo", "surname")
@@ -91,13 +124,40 @@ def _document(person: Person, form: str, rng: random.Random) -> GraphData:
     return GraphData(nodes=nodes, relations=relations)
 
 
-def _pairs(groups: dict[str, list[int]]) -> set[tuple[int, int]]:
-    return {
-        (a, b)
-        for members in groups.values()
-        for i, a in enumerate(members)
-        for b in members[i + 1 :]
+def _preload(
+    driver: Driver, settings: Settings, kb: uuid.UUID, count: int, surnames: list[str], seed: int
+) -> None:
+    """`count` filler entities in the base, in batches (names unique, none a corpus name)."""
+    rng = random.Random(seed + 1)
+    kg = uuid.uuid4()
+    names: dict[str, None] = {}
+    while len(names) < count:
+        last = rng.choice(surnames) if rng.random() < 0.1 else _word(rng, 9)
+        names.setdefault(f"{_word(rng, 5)} {last}", None)
+    rows = [{"name": n, "key": name_key(n), "id": str(uuid.uuid4())} for n in names]
+    labels = [ENTITY_KEY_LABEL, entity_label(kb), entity_label(kg)]
+    params: dict[str, Any] = {
+        "kb": str(kb),
+        "kg": str(kg),
+        "labels": labels,
+        "scope": base_scope(kb),
     }
+
+    def write(tx: ManagedTransaction, batch: list[dict[str, str]]) -> None:
+        tx.run(PRELOAD, rows=batch, **params).consume()
+
+    with driver.session(database=settings.neo4j.database) as session:
+        for start in range(0, len(rows), PRELOAD_BATCH):
+            session.execute_write(write, rows[start : start + PRELOAD_BATCH])
+
+
+def _pairs(groups: dict[str, list[int]]) -> set[tuple[int, int]]:
+    """Every unordered pair of members of one group, as (smaller, larger)."""
+    pairs: set[tuple[int, int]] = set()
+    for members in groups.values():
+        ordered = sorted(members)
+        pairs.update((a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :])
+    return pairs
 
 
 def main() -> None:
@@ -106,10 +166,18 @@ def main() -> None:
     parser.add_argument("--mentions", type=int, default=3, help="documents per person")
     parser.add_argument("--homonyms", type=float, default=0.1, help="share of homonym people")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--preload",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[0, 50000],
+        help="comma-separated filler entity counts, one fresh base and run each",
+    )
+    parser.add_argument("--llm", action="store_true", help="ask the model about open pairs")
     args = parser.parse_args()
     os.environ.update(services_env())
     settings = Settings()
-    s = settings.resolution.model_copy(update={"llm_enabled": False, "vector_candidates": 0})
+    s = settings.resolution.model_copy(update={"llm_enabled": args.llm, "vector_candidates": 0})
+    llm = LlmClient(settings.llm) if args.llm else None
     print_header("entity_resolution", vars(args))
     rng = random.Random(args.seed)
     people = _people(rng, args.entities, args.homonyms)
@@ -122,28 +190,81 @@ def main() -> None:
     graph.ensure_schema()
     store = Neo4jResolutionStore(driver, settings.neo4j)
     store.ensure_schema()
-    kb = uuid.uuid4()
-    graph.ensure_kb_indexes(kb)
-    truth: dict[str, int] = {}
-    seconds: list[float] = []
+    run = _Run(driver, settings, graph, store, llm, s)
+    medians: dict[int, float] = {}
     try:
-        for person, form in mentions:
-            doc = uuid.uuid4()
-            data = _document(person, form, rng)
-            graph.write_chunk_graph(kb, doc, uuid.uuid4(), data)
-            truth[f"{doc}|{data.nodes[0].name}"] = person.pid
-            _, took = timed(partial(resolve_document, store, None, s, kb, doc))
-            seconds.append(took)
-        with driver.session(database=settings.neo4j.database) as session:
-            rows = session.run(
-                "MATCH (n:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity {kb: $kb}) "
-                "RETURN n.kg + '|' + n.name AS node, r.id AS resolved",
-                kb=str(kb),
-            ).data()
+        for preload in args.preload:
+            medians[preload] = run.measure(people, mentions, preload, args.seed)
     finally:
-        store.delete_knowledge_base(kb)
-        graph.delete_knowledge_base(kb)
         driver.close()
+    smallest = min(medians)
+    for preload, ms in medians.items():
+        if preload != smallest:
+            detail = f"{ms:.1f} ms against {medians[smallest]:.1f} ms per document"
+            ratio = ms / medians[smallest]
+            print_ratio(
+                "resolution_ms_per_document", f"base_{preload}", f"base_{smallest}", ratio, detail
+            )
+
+
+@dataclass
+class _Run:
+    driver: Driver
+    settings: Settings
+    graph: Neo4jGraphStore
+    store: Neo4jResolutionStore
+    llm: LlmClient | None
+    s: ResolutionSettings
+
+    def measure(
+        self, people: list[Person], mentions: list[tuple[Person, str]], preload: int, seed: int
+    ) -> float:
+        """Resolve the corpus in a fresh base of `preload` filler entities; print its lines and
+        return the median ms per document."""
+        kb = uuid.uuid4()
+        self.graph.ensure_kb_indexes(kb)
+        rng = random.Random(seed + 2)
+        truth: dict[str, int] = {}
+        seconds: list[float] = []
+        calls = asked = 0
+        try:
+            if preload:
+                surnames = [p.last for p in people]
+                fill = partial(_preload, self.driver, self.settings, kb, preload, surnames, seed)
+                _, took = timed(fill)
+                print(f"# base_{preload}: preloaded {preload} entities in {took:.1f}s")
+            for person, form in mentions:
+                doc = uuid.uuid4()
+                data = _document(person, form, rng)
+                self.graph.write_chunk_graph(kb, doc, uuid.uuid4(), data)
+                truth[f"{doc}|{data.nodes[0].name}"] = person.pid
+                resolve = partial(resolve_document, self.store, self.llm, self.s, kb, doc)
+                report, took = timed(resolve)
+                seconds.append(took)
+                calls, asked = calls + report.llm_calls, asked + report.asked
+            with self.driver.session(database=self.settings.neo4j.database) as session:
+                rows = session.run(RESOLVED_OF_BASE, kb=str(kb)).data()
+        finally:
+            self.store.delete_knowledge_base(kb)
+            self.graph.delete_knowledge_base(kb)
+        _score(f"base_{preload}", truth, rows)
+        tenth = max(len(seconds) // 10, 1)
+        first, last = median(seconds[:tenth]), median(seconds[-tenth:])
+        grown = f"first {first * 1000:.1f} ms, last {last * 1000:.1f} ms, {len(seconds)} documents"
+        print_ratio(
+            f"resolution_ms_per_document_base_{preload}", "last", "first", last / first, grown
+        )
+        if self.llm is not None:
+            detail = f"{calls} calls for {len(seconds)} documents, {asked} pairs asked"
+            per_doc = calls / len(seconds)
+            print_ratio(
+                f"resolution_llm_calls_per_document_base_{preload}", "calls", "1", per_doc, detail
+            )
+        return median(seconds) * 1000
+
+
+def _score(name: str, truth: dict[str, int], rows: list[dict[str, Any]]) -> None:
+    """Pairwise precision and recall of the merges over the corpus's person nodes."""
     index = {node: i for i, node in enumerate(truth)}
     predicted: dict[str, list[int]] = defaultdict(list)
     for row in rows:
@@ -157,12 +278,8 @@ def main() -> None:
     precision = right / len(got) if got else 1.0
     recall = right / len(want) if want else 1.0
     detail = f"{right} right of {len(got)} merged pairs, {len(want)} true pairs"
-    print_ratio("resolution_pairs", "precision", "1", precision, detail)
-    print_ratio("resolution_pairs", "recall", "1", recall, detail)
-    tenth = max(len(seconds) // 10, 1)
-    first, last = median(seconds[:tenth]), median(seconds[-tenth:])
-    grown = f"first {first * 1000:.1f} ms, last {last * 1000:.1f} ms, {len(seconds)} documents"
-    print_ratio("resolution_ms_per_document", "last", "first", last / first, grown)
+    print_ratio(f"resolution_pairs_{name}", "precision", "1", precision, detail)
+    print_ratio(f"resolution_pairs_{name}", "recall", "1", recall, detail)
 
 
 if __name__ == "__main__":

@@ -148,7 +148,7 @@ class Neo4jResolutionStore:
                     members=details[rid]["members"],
                     attributes=details[rid]["attributes"],
                     neighbours=details[rid]["neighbours"],
-                    vector_score=score if score < 1.0 else 0.0,
+                    vector_score=score,
                 )
                 for rid, score in by_id.items()
                 if rid in details
