@@ -4,10 +4,12 @@
 
 Seeded generation: `--entities` people, each with an employer and a city of its own; one
 document per mention, naming the person in one form (full name, initials, a title, a typo, the
-surname alone) with one or two of its neighbours. A share of the people are homonyms: two
+surname alone) with one or two of its neighbours (the employer written out in full in a share
+of the documents: "Orla Laboratories" for "Orla Labs"). A share of the people are homonyms: two
 people of one full name with different employers and cities. Each document's graph is written
 with `Neo4jGraphStore.write_chunk_graph` under a fresh base and resolved with
-`resolve_document`, the rules alone (no model, no name vectors), one document after the other.
+`resolve_document`, one document after the other, without name vectors, with the rules alone
+unless `--llm` is given.
 
 `--preload` lists base sizes: for each, the same corpus is resolved in a fresh base first filled
 with that many resolved entities of other names (written in bulk, one node each, a tenth of them
@@ -115,9 +117,14 @@ def _name(person: Person, form: str, rng: random.Random) -> str:
     }[form]
 
 
-def _document(person: Person, form: str, rng: random.Random) -> GraphData:
+def _document(person: Person, form: str, rng: random.Random, variants: float) -> GraphData:
     name = _name(person, form, rng)
-    around = [("works_at", person.employer), ("lives_in", person.city)]
+    # The employer is sometimes written out ("Orla Laboratories"): another key, which only the
+    # model can see is the same organisation.
+    employer = person.employer
+    if rng.random() < variants:
+        employer = employer.replace(" Labs", " Laboratories")
+    around = [("works_at", employer), ("lives_in", person.city)]
     chosen = around if rng.random() < 0.5 else [rng.choice(around)]
     nodes = [GraphNode(name=name)] + [GraphNode(name=other) for _, other in chosen]
     relations = [GraphRelation(node1=name, node2=other, type=kind) for kind, other in chosen]
@@ -173,6 +180,9 @@ def main() -> None:
         help="comma-separated filler entity counts, one fresh base and run each",
     )
     parser.add_argument("--llm", action="store_true", help="ask the model about open pairs")
+    parser.add_argument(
+        "--variants", type=float, default=0.0, help="share of employers written out in full"
+    )
     args = parser.parse_args()
     os.environ.update(services_env())
     settings = Settings()
@@ -190,7 +200,7 @@ def main() -> None:
     graph.ensure_schema()
     store = Neo4jResolutionStore(driver, settings.neo4j)
     store.ensure_schema()
-    run = _Run(driver, settings, graph, store, llm, s)
+    run = _Run(driver, settings, graph, store, llm, s, args.variants)
     medians: dict[int, float] = {}
     try:
         for preload in args.preload:
@@ -215,6 +225,7 @@ class _Run:
     store: Neo4jResolutionStore
     llm: LlmClient | None
     s: ResolutionSettings
+    variants: float
 
     def measure(
         self, people: list[Person], mentions: list[tuple[Person, str]], preload: int, seed: int
@@ -235,7 +246,7 @@ class _Run:
                 print(f"# base_{preload}: preloaded {preload} entities in {took:.1f}s")
             for person, form in mentions:
                 doc = uuid.uuid4()
-                data = _document(person, form, rng)
+                data = _document(person, form, rng, self.variants)
                 self.graph.write_chunk_graph(kb, doc, uuid.uuid4(), data)
                 truth[f"{doc}|{data.nodes[0].name}"] = person.pid
                 resolve = partial(resolve_document, self.store, self.llm, self.s, kb, doc)

@@ -34,6 +34,9 @@ class ResolutionSettings(_Section):
     titles: list[str] = Field(description="words dropped before names are compared")
     acronym_skip_words: list[str] = Field(description="words an acronym leaves out")
     llm_enabled: bool = Field(description="ambiguous pairs asked to the LLM; off: kept apart")
+    llm_asks_homonyms: bool = Field(
+        description="a same-name pair in conflict is asked too (off: kept apart by the rule)"
+    )
     llm_batch_pairs: int = Field(gt=0, description="ambiguous pairs in one LLM call")
     llm_max_calls_per_document: int = Field(ge=0)
     llm_max_tokens: int = Field(gt=0)

@@ -44,6 +44,11 @@ RULES = [
         [_rel("A. Moreau", "Lumen Lab", "works_at")],
     ),
     kb_graph_rule(
+        "RESTYPO",
+        [_node("Ada Moreua"), _node("Lumen Laboratory")],
+        [_rel("Ada Moreua", "Lumen Laboratory", "works_at")],
+    ),
+    kb_graph_rule(
         "RESSMITHACME",
         [_node("John Smith", "engineer"), _node("Acme Corp"), _node("London")],
         [_rel("John Smith", "Acme Corp", "works_at"), _rel("John Smith", "London", "lives_in")],
@@ -56,7 +61,7 @@ RULES = [
     {
         "name": "judge",
         "match": {"prompt": {"contains": "You check a knowledge graph for duplicates"}},
-        "reply": {"content": json.dumps({"answers": [{"pair": 1, "same": False}]})},
+        "reply": {"content": json.dumps({"answers": [{"pair": 1, "same": True}]})},
     },
 ]
 
@@ -127,13 +132,20 @@ def test_an_alias_merges_and_a_homonym_stays_apart(
     moreau = [n for n in view.json()["nodes"] if "Moreau" in n["name"]]
     assert len(moreau) == 1 and set(moreau[0]["names"]) == {"Ada Moreau", "A. Moreau"}
 
+    # A misspelt name whose neighbour is written differently: the rules ask the model (here
+    # scripted to say "same"), and the link says so.
+    typo = _ingest(http, kb_id, "RESTYPO")
+    asked = _until(lambda: _audit(http, kb_id, "Ada Moreua"), lambda a: _resolved(a, 3))
+    link = next(m for e in asked["entities"] for m in e["members"] if m["knowledge_id"] == typo)
+    assert link["rule"] == "llm:typo" and "the model said the same entity" in link["reason"]
+
     acme = _ingest(http, kb_id, "RESSMITHACME")
     music = _ingest(http, kb_id, "RESSMITHMUSIC")
     smith = _until(lambda: _audit(http, kb_id, "john smith"), lambda a: _resolved(a, 2))
     assert len(smith["entities"]) == 2, smith
     [apart] = smith["kept_apart"]
     assert apart["knowledge_id"] == music and apart["rule"] == "same_name_conflict"
-    assert "no shared neighbour" in apart["reason"] and "model said different" in apart["reason"]
+    assert "no shared neighbour" in apart["reason"] and "not asked" in apart["reason"]
     assert acme != music
 
 

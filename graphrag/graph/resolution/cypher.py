@@ -44,7 +44,9 @@ FOR (p:ResolutionPin) REQUIRE (p.kb, p.kg, p.key) IS UNIQUE
 """
 
 # A document's nodes not resolved yet (an administrator's pins among them), with their
-# neighbours' keys; the (kg, name) constraint's index finds them.
+# neighbours: each one's key, and `@` + its resolved entity's id when it has one (so "A. Moreau"
+# and "Ada Moreau", once resolved together, are one shared neighbour); the (kg, name)
+# constraint's index finds them.
 DOCUMENT_PROFILES = """
 MATCH (n:GraphEntity {kg: $kg})
 WHERE n.name IS NOT NULL AND n.key IS NOT NULL AND n.key <> ''
@@ -52,8 +54,10 @@ WHERE n.name IS NOT NULL AND n.key IS NOT NULL AND n.key <> ''
 WITH n ORDER BY n.name LIMIT $max_entities
 CALL (n) {
   OPTIONAL MATCH (n)--(m:GraphEntity)
-  WITH DISTINCT m.key AS key WHERE key IS NOT NULL AND key <> ''
-  RETURN collect(key)[..$max_neighbours] AS neighbours
+  WITH DISTINCT m WHERE m.key IS NOT NULL AND m.key <> ''
+  WITH m LIMIT $max_neighbours
+  OPTIONAL MATCH (m)-[:RESOLVED_AS]->(x:ResolvedEntity)
+  RETURN collect(m.key) + collect('@' + x.id) AS neighbours
 }
 OPTIONAL MATCH (p:ResolutionPin {kb: $kb, kg: $kg, key: n.key})
 RETURN n.name AS name, n.key AS key, coalesce(n.attributes, [])[..$max_attributes] AS attributes,
@@ -121,8 +125,10 @@ CALL (r) {
   WITH m ORDER BY elementId(m) LIMIT $max_members
   CALL (m) {
     OPTIONAL MATCH (m)--(x:GraphEntity)
-    WITH DISTINCT x.key AS key WHERE key IS NOT NULL AND key <> ''
-    RETURN collect(key)[..$max_neighbours] AS keys
+    WITH DISTINCT x WHERE x.key IS NOT NULL AND x.key <> ''
+    WITH x LIMIT $max_neighbours
+    OPTIONAL MATCH (x)-[:RESOLVED_AS]->(rx:ResolvedEntity)
+    RETURN collect(x.key) + collect('@' + rx.id) AS keys
   }
   RETURN collect({kg: m.kg, name: m.name}) AS members, collect(keys) AS neighbours,
          collect(coalesce(m.attributes, [])[..$max_attributes]) AS attributes

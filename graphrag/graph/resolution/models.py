@@ -17,7 +17,8 @@ class EntityProfile:
     name: str
     key: str
     attributes: tuple[str, ...]
-    neighbours: frozenset[str]  # name keys of the entities related to it
+    neighbours: frozenset[str]  # name keys of the entities related to it, and `@<id>` of
+    # their resolved entities
     pinned_to: str | None = None  # an administrator's merge: the resolved entity it belongs to
     kept_from: frozenset[str] = frozenset()  # resolved entities an administrator split it from
 

@@ -1,10 +1,12 @@
 """One document's resolution decided in memory: each entity linked to a resolved entity.
 
 For each entity, in order: an administrator's pin places it; else every candidate (the base's,
-and the resolved entities this document's earlier entities made) is weighed by the rules; the
-best clear merge wins; else the best open pair is asked to the LLM (batched after the pass); else
-the entity starts a resolved entity of its own. Homonyms (the same name, conflicting
-neighbourhoods) that end apart are recorded with the reason.
+and the resolved entities this document's earlier entities made) is weighed by the rules, the
+entity's neighbours counted with the resolved entities they went to in this run; the best clear
+merge wins; else the best open pair is asked to the LLM (batched after the pass); else the
+entity starts a resolved entity of its own. An entity that looks like a homonym (the same name,
+no shared neighbour) is decided last, once its neighbours are placed; homonyms that end apart
+are recorded with the reason.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "plan_resolution",
 ]
 
+RESOLVED_TOKEN = "@"  # a neighbour's resolved entity, beside its key, in neighbour sets
 NEW_RULE = "new"
 PIN_RULE = "manual"
 HOMONYM_RULE = "same_name_conflict"
@@ -125,10 +128,15 @@ def gather_evidence(
         name_similarity=best.similarity,
         vector_score=candidate.vector_score,
         shared=profile.neighbours & candidate.neighbours,
-        own_neighbours=len(profile.neighbours),
-        their_neighbours=len(candidate.neighbours),
+        own_neighbours=_count(profile.neighbours),
+        their_neighbours=_count(candidate.neighbours),
         documents=tuple(documents),
     )
+
+
+def _count(neighbours: frozenset[str]) -> int:
+    """Neighbours, counted by their keys (a resolved id is a second token of one of them)."""
+    return sum(1 for token in neighbours if not token.startswith(RESOLVED_TOKEN))
 
 
 def _new_entity(profile: EntityProfile, kg: str, reason: str) -> tuple[Link, Candidate]:
@@ -165,6 +173,77 @@ def _link_to(profile: EntityProfile, weighed: _Weighed, rule: str, reason: str) 
     return Link(profile.name, c.resolved_id, c.name, rule, d.score, reason, d.documents)
 
 
+class _Pass:
+    """One document's decisions being made: its plan, the resolved entities it has made, where
+    each of its keys went, and the pairs left for the model."""
+
+    def __init__(
+        self,
+        kg: str,
+        candidates: Mapping[str, Sequence[Candidate]],
+        settings: ResolutionSettings,
+        ask: Ask | None,
+    ) -> None:
+        self.kg, self.candidates, self.settings, self.ask = kg, candidates, settings, ask
+        self.plan = ResolutionPlan()
+        self.made: dict[str, Candidate] = {}  # this run's resolved entities, by id
+        self.placed: dict[str, str] = {}  # key -> the resolved entity its node went to
+        self.open_pairs: list[tuple[EntityProfile, _Weighed, list[_Weighed]]] = []
+
+    def _known(self, profile: EntityProfile) -> EntityProfile:
+        """The profile with its neighbours' resolved entities decided earlier in this run."""
+        extra = {RESOLVED_TOKEN + self.placed[k] for k in profile.neighbours if k in self.placed}
+        return replace(profile, neighbours=profile.neighbours | extra)
+
+    def _link(self, profile: EntityProfile, link: Link) -> None:
+        self.plan.links.append(link)
+        self.placed[profile.key] = link.target
+
+    def place(self, profile: EntityProfile, *, last_round: bool) -> bool:
+        """Decide the profile; False: a homonym left for the last round (its neighbours may be
+        resolved by then, and turn out to be shared)."""
+        if profile.pinned_to:
+            reason = "placed by an administrator"
+            pin = Link(
+                profile.name, profile.pinned_to, profile.name, PIN_RULE, 1.0, reason, (), True
+            )
+            self._link(profile, pin)
+            return True
+        profile = self._known(profile)
+        options = [*self.candidates.get(profile.name, ()), *self.made.values()]
+        weighed = [
+            _Weighed(c, decide(ev, self.settings), ev)
+            for c in options
+            if c.resolved_id not in profile.kept_from
+            for ev in (gather_evidence(profile, c, self.settings),)
+        ]
+        weighed.sort(key=lambda w: strength(w.evidence))
+        homonyms = [w for w in weighed if w.decision.rule == HOMONYM_RULE]
+        merge = next((w for w in weighed if w.decision.verdict is Verdict.MERGE), None)
+        if merge is not None:
+            self._link(
+                profile, _link_to(profile, merge, merge.decision.rule, merge.decision.reason)
+            )
+            if merge.candidate.resolved_id in self.made:
+                self.made[merge.candidate.resolved_id] = _joined(merge.candidate, profile, self.kg)
+            _record_apart(self.plan, profile, homonyms, merge.candidate.resolved_id, "")
+            return True
+        if homonyms and not last_round:
+            return False
+        askable = [w for w in weighed if w.decision.verdict is Verdict.ASK]
+        if not self.settings.llm_asks_homonyms:
+            askable = [w for w in askable if w.decision.rule != HOMONYM_RULE]
+        if askable and self.ask is not None:
+            self.open_pairs.append((profile, askable[0], homonyms))
+            return True
+        link, seed = _new_entity(profile, self.kg, f"no match among {len(weighed)} candidate(s)")
+        self._link(profile, link)
+        self.made[seed.resolved_id] = seed
+        note = "; no model asked" if self.ask is None else "; the model is not asked about homonyms"
+        _record_apart(self.plan, profile, homonyms, link.target, note)
+        return True
+
+
 def plan_resolution(
     kg: str,
     profiles: Sequence[EntityProfile],
@@ -173,43 +252,13 @@ def plan_resolution(
     ask: Ask | None,
 ) -> ResolutionPlan:
     """The links and homonym records of one document's entities (see the module)."""
-    plan = ResolutionPlan()
-    made: dict[str, Candidate] = {}  # this run's resolved entities, by id
-    open_pairs: list[tuple[EntityProfile, _Weighed, list[_Weighed]]] = []
-    for profile in profiles:
-        if profile.pinned_to:
-            reason = "placed by an administrator"
-            plan.links.append(
-                Link(profile.name, profile.pinned_to, profile.name, PIN_RULE, 1.0, reason, (), True)
-            )
-            continue
-        options = [*candidates.get(profile.name, ()), *made.values()]
-        weighed = [
-            _Weighed(c, decide(ev, settings), ev)
-            for c in options
-            if c.resolved_id not in profile.kept_from
-            for ev in (gather_evidence(profile, c, settings),)
-        ]
-        weighed.sort(key=lambda w: strength(w.evidence))
-        homonyms = [w for w in weighed if w.decision.rule == HOMONYM_RULE]
-        merge = next((w for w in weighed if w.decision.verdict is Verdict.MERGE), None)
-        if merge is not None:
-            plan.links.append(_link_to(profile, merge, merge.decision.rule, merge.decision.reason))
-            if merge.candidate.resolved_id in made:
-                made[merge.candidate.resolved_id] = _joined(merge.candidate, profile, kg)
-            _record_apart(plan, profile, homonyms, merge.candidate.resolved_id, "")
-            continue
-        asked = next((w for w in weighed if w.decision.verdict is Verdict.ASK), None)
-        if asked is not None and ask is not None:
-            open_pairs.append((profile, asked, homonyms))
-            continue
-        link, seed = _new_entity(profile, kg, f"no match among {len(weighed)} candidate(s)")
-        plan.links.append(link)
-        made[seed.resolved_id] = seed
-        _record_apart(plan, profile, homonyms, link.target, "" if ask else "; no model asked")
-    if open_pairs and ask is not None:
-        _settle_open_pairs(plan, kg, open_pairs, ask)
-    return plan
+    run = _Pass(kg, candidates, settings, ask)
+    later = [p for p in profiles if not run.place(p, last_round=False)]
+    for profile in later:
+        run.place(profile, last_round=True)
+    if run.open_pairs and ask is not None:
+        _settle_open_pairs(run.plan, kg, run.open_pairs, ask)
+    return run.plan
 
 
 def _settle_open_pairs(

@@ -4,7 +4,8 @@ Clear cases are decided here; the rest go to the LLM (`judge`), or stay apart wi
 - The same name (titles aside): merged, unless both sides have enough neighbours and share
   none: then the name is shared by two different entities (ask, or kept apart).
 - An abbreviation, acronym, typo or part of the other's name: merged when they share a
-  neighbour; asked when nothing contradicts it; nothing when their neighbourhoods conflict.
+  neighbour; else asked (their neighbours may be written differently: "Orla Labs", "Orla
+  Laboratories"), and without a model not merged.
 - Only near name vectors: asked when they share a neighbour.
 """
 
@@ -69,9 +70,8 @@ def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
         if confirmed:
             reason = f"{relation.value.replace('_', ' ')} and {shared} shared neighbour(s)"
             return Decision(Verdict.MERGE, f"{relation.value}+neighbours", score, reason, docs)
-        if _conflict(evidence, settings):
-            return Decision(Verdict.NONE, relation.value, score, "neighbourhoods conflict", docs)
-        reason = f"{relation.value.replace('_', ' ')}, no shared neighbour to confirm it"
+        what = "neighbourhoods differ" if _conflict(evidence, settings) else "no neighbour"
+        reason = f"{relation.value.replace('_', ' ')}, {what} to confirm it"
         return Decision(Verdict.ASK, relation.value, score, reason, docs)
     if evidence.vector_score >= settings.vector_min_score and confirmed:
         reason = f"near names ({evidence.vector_score:.2f}) and {shared} shared neighbour(s)"

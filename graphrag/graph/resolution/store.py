@@ -172,7 +172,8 @@ class Neo4jResolutionStore:
                 "name": str(r["name"]),
                 "members": tuple((str(m["kg"]), str(m["name"])) for m in r["members"]),
                 "attributes": _flat(r["attributes"], s.prompt_attributes),
-                "neighbours": frozenset(_flat(r["neighbours"], s.max_neighbours)),
+                # keys and resolved ids: up to two tokens per neighbour
+                "neighbours": frozenset(_flat(r["neighbours"], 2 * s.max_neighbours)),
             }
             for r in rows
         }
