@@ -169,9 +169,22 @@ def _ingest(args: argparse.Namespace, env: dict[str, str], corpus: list[dict[str
                 list(pool.map(send, corpus))
             _wait_completed(c, kb["id"], len(corpus), args.timeout_s)
             print(f"# ingest: {len(corpus)} documents in {time.perf_counter() - start:.0f} s")
+            _wait_drained(c, args.timeout_s)
+            print(
+                f"# follow-up tasks (entity resolution) done at {time.perf_counter() - start:.0f} s"
+            )
         finally:
             worker.stop()
     return str(kb["id"])
+
+
+def _wait_drained(client: httpx.Client, timeout_s: float) -> None:
+    """Until the outbox is empty: each completed document's entity resolution runs after it."""
+    deadline = time.monotonic() + timeout_s
+    while any(client.get("/api/v1/system").json()["outbox"].values()):
+        if time.monotonic() > deadline:
+            raise SystemExit("follow-up tasks still queued at the timeout")
+        time.sleep(POLL_S)
 
 
 def _paragraph_of(sessions: sessionmaker[Session], kb_id: str) -> dict[uuid.UUID, str]:

@@ -90,16 +90,39 @@ def test_alias_with_a_shared_neighbour_merges(rs: ResolutionSettings) -> None:
 
 
 def test_homonym_with_conflicting_neighbours_is_kept_apart(rs: ResolutionSettings) -> None:
-    plan = plan_resolution(
-        "d2",
-        [_profile("John Smith", ["boston symphony", "violin"])],
-        {"John Smith": [_candidate("r1", "John Smith", ["acme corp", "london"])]},
-        rs,
-        ask=None,
+    music = _profile(
+        "John Smith", ["boston symphony", "violin"], single=(("works_at>", "boston symphony"),)
     )
+    acme = Candidate(
+        "r1",
+        "John Smith",
+        (("d1", "John Smith"),),
+        (),
+        frozenset({"acme corp", "london"}),
+        single=((("works_at>", "acme corp"),),),
+    )
+    plan = plan_resolution("d2", [music], {"John Smith": [acme]}, rs, ask=None)
     assert plan.links[0].rule == NEW_RULE and plan.links[0].target != "r1"
     assert [(a.target, a.rule) for a in plan.apart] == [("r1", HOMONYM_RULE)]
     assert "no shared neighbour" in plan.apart[0].reason
+    assert "'boston symphony' / 'acme corp'" in plan.apart[0].reason
+
+
+def test_same_name_with_other_neighbours_but_no_contradiction_merges(
+    rs: ResolutionSettings,
+) -> None:
+    later = _profile("Sorbonne", ["pierre curie"], single=(("employs>", "pierre curie"),))
+    known = Candidate(
+        "r1",
+        "Sorbonne",
+        (("d1", "Sorbonne"),),
+        (),
+        frozenset({"marie curie", "paul appell"}),
+        single=((),),
+    )
+    plan = plan_resolution("d2", [later], {"Sorbonne": [known]}, rs, ask=None)
+    assert [(link.target, link.rule) for link in plan.links] == [("r1", "same_name")]
+    assert plan.apart == []
 
 
 def test_the_model_decides_open_pairs_in_one_batch(rs: ResolutionSettings) -> None:

@@ -53,15 +53,16 @@ WHERE n.name IS NOT NULL AND n.key IS NOT NULL AND n.key <> ''
   AND NOT EXISTS { (n)-[:RESOLVED_AS]->(:ResolvedEntity) }
 WITH n ORDER BY n.name LIMIT $max_entities
 CALL (n) {
-  OPTIONAL MATCH (n)--(m:GraphEntity)
-  WITH DISTINCT m WHERE m.key IS NOT NULL AND m.key <> ''
-  WITH m LIMIT $max_neighbours
+  OPTIONAL MATCH (n)-[rel]-(m:GraphEntity)
+  WITH rel, m WHERE m.key IS NOT NULL AND m.key <> ''
+  WITH rel, m LIMIT $max_neighbours
   OPTIONAL MATCH (m)-[:RESOLVED_AS]->(x:ResolvedEntity)
-  RETURN collect(m.key) + collect('@' + x.id) AS neighbours
+  RETURN collect(DISTINCT m.key) + collect(DISTINCT '@' + x.id) AS neighbours,
+         collect([type(rel) + CASE WHEN startNode(rel) = n THEN '>' ELSE '<' END, m.key]) AS typed
 }
 OPTIONAL MATCH (p:ResolutionPin {kb: $kb, kg: $kg, key: n.key})
 RETURN n.name AS name, n.key AS key, coalesce(n.attributes, [])[..$max_attributes] AS attributes,
-       neighbours, p.target AS pinned_to, coalesce(p.apart, []) AS kept_from
+       neighbours, typed, p.target AS pinned_to, coalesce(p.apart, []) AS kept_from
 """
 
 # Candidates of each row, by branch, each bounded, and kept in this order of evidence (`rank`)
@@ -124,13 +125,14 @@ CALL (r) {
   MATCH (r)<-[:RESOLVED_AS]-(m:GraphEntity)
   WITH m ORDER BY elementId(m) LIMIT $max_members
   CALL (m) {
-    OPTIONAL MATCH (m)--(x:GraphEntity)
-    WITH DISTINCT x WHERE x.key IS NOT NULL AND x.key <> ''
-    WITH x LIMIT $max_neighbours
+    OPTIONAL MATCH (m)-[rel]-(x:GraphEntity)
+    WITH rel, x WHERE x.key IS NOT NULL AND x.key <> ''
+    WITH rel, x LIMIT $max_neighbours
     OPTIONAL MATCH (x)-[:RESOLVED_AS]->(rx:ResolvedEntity)
-    RETURN collect(x.key) + collect('@' + rx.id) AS keys
+    RETURN collect(DISTINCT x.key) + collect(DISTINCT '@' + rx.id) AS keys,
+           collect([type(rel) + CASE WHEN startNode(rel) = m THEN '>' ELSE '<' END, x.key]) AS typed
   }
-  RETURN collect({kg: m.kg, name: m.name}) AS members, collect(keys) AS neighbours,
+  RETURN collect({kg: m.kg, name: m.name, typed: typed}) AS members, collect(keys) AS neighbours,
          collect(coalesce(m.attributes, [])[..$max_attributes]) AS attributes
 }
 RETURN r.id AS id, r.name AS name, members, neighbours, attributes

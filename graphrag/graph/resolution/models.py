@@ -19,6 +19,9 @@ class EntityProfile:
     attributes: tuple[str, ...]
     neighbours: frozenset[str]  # name keys of the entities related to it, and `@<id>` of
     # their resolved entities
+    # Relations of one type and direction with a single target in its document ("works_at>" ->
+    # "acme corp"): what a different entity of the same name would contradict.
+    single: tuple[tuple[str, str], ...] = ()
     pinned_to: str | None = None  # an administrator's merge: the resolved entity it belongs to
     kept_from: frozenset[str] = frozenset()  # resolved entities an administrator split it from
 
@@ -33,6 +36,7 @@ class Candidate:
     attributes: tuple[str, ...]
     neighbours: frozenset[str]
     vector_score: float = 0.0  # cosine of the nearest member key's name vector, 0 if unknown
+    single: tuple[tuple[tuple[str, str], ...], ...] = ()  # each member's single-target relations
 
 
 class Verdict(StrEnum):
@@ -53,6 +57,7 @@ class Evidence:
     own_neighbours: int
     their_neighbours: int
     documents: tuple[str, ...]  # the candidate's documents whose names matched
+    contradiction: str = ""  # a relation whose single target differs ("works_at>: a / b")
 
 
 @dataclass(frozen=True)

@@ -130,8 +130,21 @@ def gather_evidence(
         shared=profile.neighbours & candidate.neighbours,
         own_neighbours=_count(profile.neighbours),
         their_neighbours=_count(candidate.neighbours),
+        contradiction=_contradiction(profile, candidate),
         documents=tuple(documents),
     )
+
+
+def _contradiction(profile: EntityProfile, candidate: Candidate) -> str:
+    """A relation both sides have with one target each, the targets different (a person who
+    works at Acme and one who works at the Boston Symphony); "" when there is none."""
+    own = dict(profile.single)
+    for member in candidate.single:
+        for kind, key in member:
+            mine = own.get(kind)
+            if mine is not None and mine != key:
+                return f"{kind} {mine!r} / {key!r}"
+    return ""
 
 
 def _count(neighbours: frozenset[str]) -> int:

@@ -1,8 +1,9 @@
 """The resolution rules: the evidence of a pair turned into merge, apart, ask or nothing.
 
 Clear cases are decided here; the rest go to the LLM (`judge`), or stay apart without it.
-- The same name (titles aside): merged, unless both sides have enough neighbours and share
-  none: then the name is shared by two different entities (ask, or kept apart).
+- The same name (titles aside): merged, unless the two share no neighbour and a relation that
+  has one target on each side points to different ones (works at Acme, works at the Boston
+  Symphony): then the name is shared by two different entities (kept apart, or asked).
 - An abbreviation, acronym, typo or part of the other's name: merged when they share a
   neighbour; else asked (their neighbours may be written differently: "Orla Labs", "Orla
   Laboratories"), and without a model not merged.
@@ -42,9 +43,12 @@ def strength(evidence: Evidence) -> tuple[int, int, float, float]:
 
 
 def _conflict(evidence: Evidence, settings: ResolutionSettings) -> bool:
+    """No shared neighbour, enough neighbours on both sides, and a relation whose one target
+    differs between them."""
     least = settings.conflict_min_neighbours
     return (
         not evidence.shared
+        and bool(evidence.contradiction)
         and evidence.own_neighbours >= least
         and evidence.their_neighbours >= least
     )
@@ -60,7 +64,7 @@ def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
         if _conflict(evidence, settings):
             reason = (
                 f"same name, but no shared neighbour among {evidence.own_neighbours} and "
-                f"{evidence.their_neighbours}"
+                f"{evidence.their_neighbours}, and {evidence.contradiction}"
             )
             return Decision(Verdict.ASK, "same_name_conflict", 0.0, reason, docs)
         reason = f"same name, {shared} shared neighbour(s)"

@@ -87,6 +87,7 @@ class Neo4jResolutionStore:
                 key=str(r["key"]),
                 attributes=tuple(str(a) for a in r["attributes"]),
                 neighbours=frozenset(str(k) for k in r["neighbours"]),
+                single=single_targets(r["typed"]),
                 pinned_to=None if r["pinned_to"] is None else str(r["pinned_to"]),
                 kept_from=frozenset(str(x) for x in r["kept_from"]),
             )
@@ -149,6 +150,7 @@ class Neo4jResolutionStore:
                     attributes=details[rid]["attributes"],
                     neighbours=details[rid]["neighbours"],
                     vector_score=score,
+                    single=details[rid]["single"],
                 )
                 for rid, score in by_id.items()
                 if rid in details
@@ -171,6 +173,7 @@ class Neo4jResolutionStore:
             str(r["id"]): {
                 "name": str(r["name"]),
                 "members": tuple((str(m["kg"]), str(m["name"])) for m in r["members"]),
+                "single": tuple(single_targets(m["typed"]) for m in r["members"]),
                 "attributes": _flat(r["attributes"], s.prompt_attributes),
                 # keys and resolved ids: up to two tokens per neighbour
                 "neighbours": frozenset(_flat(r["neighbours"], 2 * s.max_neighbours)),
@@ -278,6 +281,14 @@ class Neo4jResolutionStore:
         return self._run(cypher.AUDIT, {"kb": str(kb_id), "key": key, "limit": limit}, write=False)[
             0
         ]
+
+
+def single_targets(typed: Sequence[Sequence[str]]) -> tuple[tuple[str, str], ...]:
+    """The (relation type and direction, target key) of the relations with one target."""
+    targets: dict[str, set[str]] = {}
+    for kind, key in typed:
+        targets.setdefault(str(kind), set()).add(str(key))
+    return tuple(sorted((kind, keys.pop()) for kind, keys in targets.items() if len(keys) == 1))
 
 
 def _flat(lists: Sequence[Sequence[Any]], limit: int) -> tuple[str, ...]:
