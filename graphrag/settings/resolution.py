@@ -28,8 +28,11 @@ class ResolutionSettings(_Section):
     min_shared_neighbours: int = Field(
         gt=0, description="shared neighbours that confirm a near name"
     )
+    part_min_shared_neighbours: int = Field(
+        gt=0, description="shared neighbours that confirm a part of a name"
+    )
     typo_min_similarity: float = Field(gt=0, le=1, description="edit similarity of a typo")
-    typo_min_chars: int = Field(gt=0, description="shorter keys are never typos of each other")
+    typo_min_chars: int = Field(gt=0, description="the words that differ in a typo, at least")
     typo_max_chars: int = Field(gt=0, description="longer keys are not compared letter by letter")
     titles: list[str] = Field(description="words dropped before names are compared")
     acronym_skip_words: list[str] = Field(description="words an acronym leaves out")

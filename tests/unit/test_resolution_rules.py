@@ -42,6 +42,7 @@ def _relation(a: str, b: str, rs: ResolutionSettings) -> NameRelation:
         ("Ada", "Ada Moreau", NameRelation.NONE),
         ("B. Moreau", "Ada Moreau", NameRelation.NONE),
         ("Paris", "Lyon", NameRelation.NONE),
+        ("Chiang Rai", "Chiang Mai", NameRelation.NONE),
         ("Dr", "Ada Moreau", NameRelation.NONE),
     ],
 )

@@ -19,7 +19,7 @@ class NameRelation(StrEnum):
     SAME = "same_name"  # the same words once titles are dropped ("Dr Ada Moreau", "Ada Moreau")
     INITIALS = "initials"  # given names cut to initials ("A. Moreau", "Ada Moreau")
     ACRONYM = "acronym"  # one word of the other's initials ("WHO", "World Health Organization")
-    TYPO = "typo"  # a few letters apart ("Ada Moreua", "Ada Moreau")
+    TYPO = "typo"  # a few letters apart in long words ("Ada Moreua", "Ada Moreau")
     PART = "part"  # one name's words are some of the other's ("Moreau", "Ada Moreau")
     NONE = "none"
 
@@ -111,9 +111,11 @@ def compare_names(
     shorter, longer = sorted((len(joined_a), len(joined_b)))
     # The distance is at least the length difference: a pair too far apart by length alone, or
     # too long to compare cheaply, is not a typo.
+    # The words that differ must be long: "Chiang Rai" and "Chiang Mai" are two cities.
+    differing = [x for pair in zip(a, b, strict=False) if pair[0] != pair[1] for x in pair]
     if (
         len(a) == len(b)
-        and typo_min_chars <= shorter
+        and min(len(word) for word in differing) >= typo_min_chars
         and longer <= typo_max_chars
         and 1.0 - (longer - shorter) / longer >= typo_min_similarity
     ):

@@ -5,7 +5,8 @@ Clear cases are decided here; the rest go to the LLM (`judge`), or stay apart wi
   has one target on each side points to different ones (works at Acme, works at the Boston
   Symphony): then the name is shared by two different entities (kept apart, or asked).
 - An abbreviation, acronym, typo or part of the other's name: merged when they share a
-  neighbour; else asked (their neighbours may be written differently: "Orla Labs", "Orla
+  neighbour (a part, "Moreau" of "Ada Moreau", needs more: "Premier" is part of "Deputy
+  Premier"); else asked (their neighbours may be written differently: "Orla Labs", "Orla
   Laboratories"), and without a model not merged.
 - Only near name vectors: asked when they share a neighbour.
 """
@@ -71,7 +72,12 @@ def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
         return Decision(Verdict.MERGE, relation.value, 1.0, reason, docs)
     if relation is not NameRelation.NONE:
         score = evidence.name_similarity
-        if confirmed:
+        needed = (
+            settings.part_min_shared_neighbours
+            if relation is NameRelation.PART
+            else settings.min_shared_neighbours
+        )
+        if shared >= needed:
             reason = f"{relation.value.replace('_', ' ')} and {shared} shared neighbour(s)"
             return Decision(Verdict.MERGE, f"{relation.value}+neighbours", score, reason, docs)
         what = "neighbourhoods differ" if _conflict(evidence, settings) else "no neighbour"
