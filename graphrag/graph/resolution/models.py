@@ -7,7 +7,10 @@ from enum import StrEnum
 
 from graphrag.graph.resolution.name_match import NameRelation
 
-__all__ = ["Candidate", "Decision", "EntityProfile", "Evidence", "Verdict"]
+__all__ = ["RESOLVED_TOKEN", "Candidate", "Decision", "EntityProfile", "Evidence", "Verdict"]
+
+# In neighbour sets, beside a neighbour's key: `@` and the id of its resolved entity.
+RESOLVED_TOKEN = "@"
 
 
 @dataclass(frozen=True)

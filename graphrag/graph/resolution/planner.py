@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from graphrag.graph.names import name_tokens
 from graphrag.graph.resolution.judge import Pair
 from graphrag.graph.resolution.models import (
+    RESOLVED_TOKEN,
     Candidate,
     Decision,
     EntityProfile,
@@ -40,7 +41,6 @@ __all__ = [
     "plan_resolution",
 ]
 
-RESOLVED_TOKEN = "@"  # a neighbour's resolved entity, beside its key, in neighbour sets
 NEW_RULE = "new"
 PIN_RULE = "manual"
 HOMONYM_RULE = "same_name_conflict"

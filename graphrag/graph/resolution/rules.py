@@ -13,7 +13,7 @@ Clear cases are decided here; the rest go to the LLM (`judge`), or stay apart wi
 
 from __future__ import annotations
 
-from graphrag.graph.resolution.models import Decision, Evidence, Verdict
+from graphrag.graph.resolution.models import RESOLVED_TOKEN, Decision, Evidence, Verdict
 from graphrag.graph.resolution.name_match import NameRelation
 from graphrag.settings import ResolutionSettings
 
@@ -55,6 +55,18 @@ def _conflict(evidence: Evidence, settings: ResolutionSettings) -> bool:
     )
 
 
+def _confirmed(evidence: Evidence, settings: ResolutionSettings) -> bool:
+    """Enough shared neighbours for a near name. A part of a name ("Moreau" of "Ada Moreau")
+    needs more, or every neighbour of the side with fewer shared: "Premier" is also a part of
+    "Deputy Premier", and the two share a state but not all their neighbours."""
+    shared = len(evidence.shared)
+    if evidence.relation is not NameRelation.PART:
+        return shared >= settings.min_shared_neighbours
+    keys = sum(1 for token in evidence.shared if not token.startswith(RESOLVED_TOKEN))
+    fewer = min(evidence.own_neighbours, evidence.their_neighbours)
+    return shared >= settings.part_min_shared_neighbours or (keys > 0 and keys >= fewer)
+
+
 def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
     """The rules' verdict on one pair (see the module)."""
     shared = len(evidence.shared)
@@ -72,12 +84,7 @@ def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
         return Decision(Verdict.MERGE, relation.value, 1.0, reason, docs)
     if relation is not NameRelation.NONE:
         score = evidence.name_similarity
-        needed = (
-            settings.part_min_shared_neighbours
-            if relation is NameRelation.PART
-            else settings.min_shared_neighbours
-        )
-        if shared >= needed:
+        if _confirmed(evidence, settings):
             reason = f"{relation.value.replace('_', ' ')} and {shared} shared neighbour(s)"
             return Decision(Verdict.MERGE, f"{relation.value}+neighbours", score, reason, docs)
         what = "neighbourhoods differ" if _conflict(evidence, settings) else "no neighbour"
