@@ -43,6 +43,7 @@ def _relation(a: str, b: str, rs: ResolutionSettings) -> NameRelation:
         ("B. Moreau", "Ada Moreau", NameRelation.NONE),
         ("Paris", "Lyon", NameRelation.NONE),
         ("Chiang Rai", "Chiang Mai", NameRelation.NONE),
+        ("California", "University of California", NameRelation.NONE),
         ("Dr", "Ada Moreau", NameRelation.NONE),
     ],
 )

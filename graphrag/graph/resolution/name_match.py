@@ -80,10 +80,16 @@ def _acronym_of(word: str, words: Sequence[str], skip: Collection[str]) -> bool:
     return len(letters) >= 2 and word == "".join(letters)
 
 
-def _is_part(short: Sequence[str], long: Sequence[str]) -> bool:
+def _is_part(short: Sequence[str], long: Sequence[str], skip: Collection[str]) -> bool:
     """Every word of the shorter name is in the longer, and the longer's last word among them
-    (a surname or the head noun), so "Moreau" is part of "Ada Moreau" but "Ada" is not."""
-    return len(short) < len(long) and set(short) <= set(long) and long[-1] in short
+    (a surname or the head noun), so "Moreau" is part of "Ada Moreau" but "Ada" is not; a
+    longer name with a linking word names something else ("University of California")."""
+    return (
+        len(short) < len(long)
+        and set(short) <= set(long)
+        and long[-1] in short
+        and not any(word in skip for word in long)
+    )
 
 
 def compare_names(
@@ -122,6 +128,6 @@ def compare_names(
         similarity = edit_similarity(joined_a, joined_b)
         if similarity >= typo_min_similarity:
             return NameLink(NameRelation.TYPO, similarity)
-    if _is_part(short, long):
+    if _is_part(short, long, skip_words):
         return NameLink(NameRelation.PART, len(short) / len(long))
     return NameLink(NameRelation.NONE, 0.0)
