@@ -8,15 +8,13 @@ that makes it?", a 1.5B model named the user and the maker but not the founder.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
-
-import json_repair
 
 from graphrag.chat.turn import TurnUsage
 from graphrag.graph.models import normalize_space
 from graphrag.llm.client import LlmClient
+from graphrag.llm.json_reply import load_json_reply
 from graphrag.llm.prompts import load_prompt
 from graphrag.settings import ChatSettings, ExtractionSettings
 
@@ -51,10 +49,7 @@ def parse_sub_questions(answer: str, max_questions: int, max_chars: int) -> list
     start = answer.find("{")
     if start < 0:
         return []
-    try:
-        value = json.loads(answer[start:])
-    except json.JSONDecodeError:
-        value = json_repair.loads(answer[start:])
+    value = load_json_reply(answer[start:])
     items = value.get("questions") if isinstance(value, dict) else None
     if not isinstance(items, list):
         return []

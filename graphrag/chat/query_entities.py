@@ -6,14 +6,12 @@ gives no names: the question then goes on with vector and keyword search alone.
 
 from __future__ import annotations
 
-import json
 import logging
-
-import json_repair
 
 from graphrag.chat.turn import TurnUsage
 from graphrag.graph.models import normalize_space
 from graphrag.llm.client import LlmClient
+from graphrag.llm.json_reply import load_json_reply
 from graphrag.llm.prompts import load_prompt
 from graphrag.settings import ExtractionSettings
 
@@ -31,10 +29,7 @@ def parse_entity_list(answer: str, max_name_chars: int) -> list[str]:
     if start < 0:
         return []
     fragment = answer[start : end + 1] if end > start else answer[start:]
-    try:
-        value = json.loads(fragment)
-    except json.JSONDecodeError:
-        value = json_repair.loads(fragment)
+    value = load_json_reply(fragment)
     if not isinstance(value, list):
         return []
     names: dict[str, None] = {}

@@ -29,6 +29,20 @@ __all__ = [
     "candidate_query",
 ]
 
+
+def _neighbours_of(node: str) -> str:
+    """A subquery body: the neighbours of `node` (a variable in scope), at most
+    $max_neighbours, as `neighbours` (each one's key and `@` + its resolved entity's id) and
+    `typed` ([relation type + direction, key] per relation)."""
+    return f"""OPTIONAL MATCH ({node})-[rel]-(nb:GraphEntity)
+  WITH rel, nb WHERE nb.key IS NOT NULL AND nb.key <> ''
+  WITH rel, nb LIMIT $max_neighbours
+  OPTIONAL MATCH (nb)-[:RESOLVED_AS]->(nr:ResolvedEntity)
+  RETURN collect(DISTINCT nb.key) + collect(DISTINCT '@' + nr.id) AS neighbours,
+         collect([type(rel) + CASE WHEN startNode(rel) = {node} THEN '>' ELSE '<' END, nb.key])
+           AS typed"""
+
+
 RESOLVED_ID_CONSTRAINT = """
 CREATE CONSTRAINT resolved_entity_id IF NOT EXISTS
 FOR (r:ResolvedEntity) REQUIRE r.id IS UNIQUE
@@ -53,17 +67,12 @@ WHERE n.name IS NOT NULL AND n.key IS NOT NULL AND n.key <> ''
   AND NOT EXISTS { (n)-[:RESOLVED_AS]->(:ResolvedEntity) }
 WITH n ORDER BY n.name LIMIT $max_entities
 CALL (n) {
-  OPTIONAL MATCH (n)-[rel]-(m:GraphEntity)
-  WITH rel, m WHERE m.key IS NOT NULL AND m.key <> ''
-  WITH rel, m LIMIT $max_neighbours
-  OPTIONAL MATCH (m)-[:RESOLVED_AS]->(x:ResolvedEntity)
-  RETURN collect(DISTINCT m.key) + collect(DISTINCT '@' + x.id) AS neighbours,
-         collect([type(rel) + CASE WHEN startNode(rel) = n THEN '>' ELSE '<' END, m.key]) AS typed
+  NEIGHBOURS_OF_n
 }
 OPTIONAL MATCH (p:ResolutionPin {kb: $kb, kg: $kg, key: n.key})
 RETURN n.name AS name, n.key AS key, coalesce(n.attributes, [])[..$max_attributes] AS attributes,
        neighbours, typed, p.target AS pinned_to, coalesce(p.apart, []) AS kept_from
-"""
+""".replace("NEIGHBOURS_OF_n", _neighbours_of("n"))
 
 # Candidates of each row, by branch, each bounded, and kept in this order of evidence (`rank`)
 # when they are more than $max_candidates: resolved entities of other documents' nodes of the
@@ -125,18 +134,14 @@ CALL (r) {
   MATCH (r)<-[:RESOLVED_AS]-(m:GraphEntity)
   WITH m ORDER BY elementId(m) LIMIT $max_members
   CALL (m) {
-    OPTIONAL MATCH (m)-[rel]-(x:GraphEntity)
-    WITH rel, x WHERE x.key IS NOT NULL AND x.key <> ''
-    WITH rel, x LIMIT $max_neighbours
-    OPTIONAL MATCH (x)-[:RESOLVED_AS]->(rx:ResolvedEntity)
-    RETURN collect(DISTINCT x.key) + collect(DISTINCT '@' + rx.id) AS keys,
-           collect([type(rel) + CASE WHEN startNode(rel) = m THEN '>' ELSE '<' END, x.key]) AS typed
+    NEIGHBOURS_OF_m
   }
-  RETURN collect({kg: m.kg, name: m.name, typed: typed}) AS members, collect(keys) AS neighbours,
+  RETURN collect({kg: m.kg, name: m.name, typed: typed}) AS members,
+         collect(neighbours) AS neighbours,
          collect(coalesce(m.attributes, [])[..$max_attributes]) AS attributes
 }
 RETURN r.id AS id, r.name AS name, members, neighbours, attributes
-"""
+""".replace("NEIGHBOURS_OF_m", _neighbours_of("m"))
 
 # The decisions of one document's run, in one transaction: links (to a resolved entity, made if
 # need be) of nodes still unresolved (a task delivered twice writes nothing twice), then the

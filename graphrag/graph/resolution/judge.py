@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import json_repair
-
 from graphrag.errors import LlmRequestError, LlmUnavailableError
 from graphrag.graph.resolution.models import Candidate, EntityProfile
 from graphrag.llm.client import LlmClient
+from graphrag.llm.json_reply import load_json_reply
 from graphrag.llm.prompts import load_prompt
 from graphrag.settings import ResolutionSettings
 
@@ -79,10 +78,7 @@ def parse_answers(text: str, count: int) -> dict[int, bool]:
     start = text.find("{")
     if start < 0:
         return {}
-    try:
-        value = json.loads(text[start:])
-    except json.JSONDecodeError:
-        value = json_repair.loads(text[start:])
+    value = load_json_reply(text[start:])
     items = value.get("answers") if isinstance(value, dict) else None
     answers: dict[int, bool] = {}
     for item in items if isinstance(items, list) else []:
