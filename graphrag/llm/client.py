@@ -201,13 +201,15 @@ class LlmClient:
         messages: list[ChatMessage],
         response_format: dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> LlmReply:
-        """One non-streamed completion of at most `max_tokens` (default: `llm.max_tokens`);
-        transport and server faults raise LlmUnavailableError."""
+        """One non-streamed completion of at most `max_tokens` (default: `llm.max_tokens`) at
+        `temperature` (default: `llm.temperature`); transport and server faults raise
+        LlmUnavailableError."""
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": self._wire(messages),
-            "temperature": self.settings.temperature,
+            "temperature": self.settings.temperature if temperature is None else temperature,
             "max_tokens": max_tokens or self.settings.max_tokens,
             "chat_template_kwargs": {"enable_thinking": False},
         }

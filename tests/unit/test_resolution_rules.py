@@ -7,9 +7,14 @@ from collections.abc import Sequence
 import pytest
 
 from graphrag.graph.names import name_tokens
-from graphrag.graph.resolution.judge import Pair, parse_answers
+from graphrag.graph.resolution.judge import Pair, parse_answers, render_pairs
 from graphrag.graph.resolution.models import Candidate, EntityProfile
-from graphrag.graph.resolution.name_match import NameRelation, compare_names, edit_similarity
+from graphrag.graph.resolution.name_match import (
+    NameRelation,
+    compare_names,
+    edit_similarity,
+    written_alike,
+)
 from graphrag.graph.resolution.planner import HOMONYM_RULE, NEW_RULE, plan_resolution
 from graphrag.settings import ResolutionSettings, get_settings
 
@@ -57,6 +62,23 @@ def test_edit_similarity() -> None:
     assert edit_similarity("moreau", "moreua") == pytest.approx(1 - 1 / 6)
     assert edit_similarity("moreau", "morel") == pytest.approx(1 - 2 / 6)
     assert edit_similarity("", "x") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "alike"),
+    [
+        ("Orla Labs", "Orla Laboratories", True),
+        ("Acme Corp.", "Acme Corporation", True),
+        ("P. Duval", "Paul Duval", True),
+        ("Orla Labs", "Brant Labs", False),
+        ("Boston Symphony", "Boston University", False),
+        ("Orla Labs", "Orla Labs", False),
+        ("Orla", "Orla Labs", False),
+    ],
+)
+def test_names_written_alike(a: str, b: str, alike: bool) -> None:
+    assert written_alike(name_tokens(a), name_tokens(b)) is alike
+    assert written_alike(name_tokens(b), name_tokens(a)) is alike
 
 
 def test_long_names_are_not_compared_letter_by_letter(rs: ResolutionSettings) -> None:
@@ -149,6 +171,50 @@ def test_the_model_decides_open_pairs_in_one_batch(rs: ResolutionSettings) -> No
     assert targets["A. Moreau"] == ("r1", "llm:initials")
     assert targets["P. Duval"][0] != "r2" and targets["P. Duval"][1] == NEW_RULE
     assert plan.asked == 2 and plan.llm_calls == 1
+
+
+def _works_at(employer: str) -> tuple[tuple[str, str], ...]:
+    return (("works_at>", " ".join(name_tokens(employer))),)
+
+
+def _worker(name: str, employer: str) -> EntityProfile:
+    single = _works_at(employer)
+    return _profile(name, [single[0][1]], single=single, related=single)
+
+
+def _known_worker(rid: str, name: str, employer: str) -> Candidate:
+    single = _works_at(employer)
+    neighbours = frozenset({single[0][1]})
+    return Candidate(rid, name, (("d1", name),), (), neighbours, single=(single,), related=single)
+
+
+def test_an_employer_written_two_ways_is_asked_not_kept_apart(rs: ResolutionSettings) -> None:
+    asked: list[Pair] = []
+
+    def ask(pairs: Sequence[Pair]) -> tuple[dict[int, bool], int]:
+        asked.extend(pairs)
+        return {0: True}, 1
+
+    profile = _worker("Ada Moreau", "Orla Laboratories")
+    known = _known_worker("r1", "Ada Moreau", "Orla Labs")
+    assert not rs.llm_asks_homonyms
+    plan = plan_resolution("d2", [profile], {"Ada Moreau": [known]}, rs, ask=ask)
+    assert [(link.target, link.rule) for link in plan.links] == [("r1", "llm:same_name_variant")]
+    assert plan.apart == []
+    shown = render_pairs(asked, rs)
+    assert "works at orla laboratories" in shown and "works at orla labs" in shown
+    assert "@" not in shown
+
+
+def test_a_near_name_with_a_contradiction_is_not_asked(rs: ResolutionSettings) -> None:
+    def ask(pairs: Sequence[Pair]) -> tuple[dict[int, bool], int]:
+        raise AssertionError(f"asked about {pairs}")
+
+    profile = _worker("A. Moreau", "Orla Labs")
+    known = _known_worker("r1", "Ada Moreau", "Brant Labs")
+    plan = plan_resolution("d2", [profile], {"A. Moreau": [known]}, rs, ask=ask)
+    assert plan.links[0].rule == NEW_RULE and plan.links[0].target != "r1"
+    assert plan.asked == 0
 
 
 def test_pins_and_kept_apart_decisions_win(rs: ResolutionSettings) -> None:

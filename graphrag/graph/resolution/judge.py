@@ -54,12 +54,21 @@ class Pair:
     candidate: Candidate
 
 
+def _relation(kind: str, key: str) -> str:
+    """ "works_at>" and "orla labs" as "works at orla labs"; "<" reads the other way."""
+    verb = kind[:-1].replace("_", " ").lower()
+    return f"{verb} {key}" if kind.endswith(">") else f"{key} {verb} it"
+
+
 def _side(
-    name: str, attributes: Sequence[str], neighbours: Sequence[str], s: ResolutionSettings
+    name: str,
+    attributes: Sequence[str],
+    related: Sequence[tuple[str, str]],
+    s: ResolutionSettings,
 ) -> str:
     said = "; ".join(attributes[: s.prompt_attributes]) or "nothing"
-    related = ", ".join(sorted(neighbours)[: s.prompt_neighbours]) or "none"
-    return f"{json.dumps(name, ensure_ascii=False)} (said: {said}; related to: {related})"
+    links = ", ".join(_relation(kind, key) for kind, key in related[: s.prompt_neighbours])
+    return f"{json.dumps(name, ensure_ascii=False)} (said: {said}; relations: {links or 'none'})"
 
 
 def render_pairs(pairs: Sequence[Pair], settings: ResolutionSettings) -> str:
@@ -67,8 +76,8 @@ def render_pairs(pairs: Sequence[Pair], settings: ResolutionSettings) -> str:
     lines = []
     for number, pair in enumerate(pairs, start=1):
         p, c = pair.profile, pair.candidate
-        left = _side(p.name, p.attributes, list(p.neighbours), settings)
-        right = _side(c.name, c.attributes, list(c.neighbours), settings)
+        left = _side(p.name, p.attributes, p.related, settings)
+        right = _side(c.name, c.attributes, c.related, settings)
         lines.append(f"{number}. A: {left}\n   B: {right}")
     return "\n".join(lines)
 
@@ -106,7 +115,12 @@ def ask_pairs(
         messages = prompt.render(pairs=render_pairs(batch, settings)).messages()
         calls += 1
         try:
-            reply = llm.complete(messages, _SCHEMA, max_tokens=settings.llm_max_tokens)
+            reply = llm.complete(
+                messages,
+                _SCHEMA,
+                max_tokens=settings.llm_max_tokens,
+                temperature=settings.llm_temperature,
+            )
         except (LlmUnavailableError, LlmRequestError) as exc:
             log.warning("resolution: %d pair(s) not asked: %s", len(batch), exc)
             continue

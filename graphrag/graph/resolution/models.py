@@ -25,6 +25,7 @@ class EntityProfile:
     # Relations of one type and direction with a single target in its document ("works_at>" ->
     # "acme corp"): what a different entity of the same name would contradict.
     single: tuple[tuple[str, str], ...] = ()
+    related: tuple[tuple[str, str], ...] = ()  # (relation type and direction, key), for the model
     pinned_to: str | None = None  # an administrator's merge: the resolved entity it belongs to
     kept_from: frozenset[str] = frozenset()  # resolved entities an administrator split it from
 
@@ -40,6 +41,7 @@ class Candidate:
     neighbours: frozenset[str]
     vector_score: float = 0.0  # cosine of the nearest member key's name vector, 0 if unknown
     single: tuple[tuple[tuple[str, str], ...], ...] = ()  # each member's single-target relations
+    related: tuple[tuple[str, str], ...] = ()  # the members' relations, for the model
 
 
 class Verdict(StrEnum):
@@ -61,6 +63,9 @@ class Evidence:
     their_neighbours: int
     documents: tuple[str, ...]  # the candidate's documents whose names matched
     contradiction: str = ""  # a relation whose single target differs ("works_at>: a / b")
+    # Every such difference may be one name written two ways ("orla labs" / "orla laboratories"):
+    # a question for the model rather than two entities.
+    contradiction_variant: bool = False
 
 
 @dataclass(frozen=True)

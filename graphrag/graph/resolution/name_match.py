@@ -10,7 +10,14 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["NameLink", "NameRelation", "compare_names", "edit_similarity", "strip_titles"]
+__all__ = [
+    "NameLink",
+    "NameRelation",
+    "compare_names",
+    "edit_similarity",
+    "strip_titles",
+    "written_alike",
+]
 
 
 class NameRelation(StrEnum):
@@ -90,6 +97,30 @@ def _is_part(short: Sequence[str], long: Sequence[str], skip: Collection[str]) -
         and long[-1] in short
         and not any(word in skip for word in long)
     )
+
+
+def _abbreviates(short: str, long: str) -> bool:
+    """`short` is `long` cut down, its letters kept in order from the first ("labs" of
+    "laboratories", "corp" of "corporation", "intl" of "international")."""
+    if len(short) >= len(long) or not short or short[0] != long[0]:
+        return False
+    letters = iter(long)
+    return all(letter in letters for letter in short)
+
+
+def written_alike(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Two different names that may be one name written two ways: as many words, one at least
+    the same, each other word an abbreviation of its counterpart ("orla labs" and "orla
+    laboratories"; not "boston symphony" and "boston university")."""
+    if a == b or len(a) != len(b):
+        return False
+    same = False
+    for x, y in zip(a, b, strict=True):
+        if x == y:
+            same = True
+        elif not (_abbreviates(x, y) or _abbreviates(y, x)):
+            return False
+    return same
 
 
 def compare_names(

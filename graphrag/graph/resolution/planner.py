@@ -25,8 +25,13 @@ from graphrag.graph.resolution.models import (
     Evidence,
     Verdict,
 )
-from graphrag.graph.resolution.name_match import NameLink, NameRelation, compare_names
-from graphrag.graph.resolution.rules import decide, strength
+from graphrag.graph.resolution.name_match import (
+    NameLink,
+    NameRelation,
+    compare_names,
+    written_alike,
+)
+from graphrag.graph.resolution.rules import SAME_NAME_CONFLICT, decide, strength
 from graphrag.settings import ResolutionSettings
 
 __all__ = [
@@ -43,7 +48,7 @@ __all__ = [
 
 NEW_RULE = "new"
 PIN_RULE = "manual"
-HOMONYM_RULE = "same_name_conflict"
+HOMONYM_RULE = SAME_NAME_CONFLICT
 LLM_PREFIX = "llm:"
 
 # Answers for pairs (index -> same) and the calls it took.
@@ -123,6 +128,7 @@ def gather_evidence(
             best = link
     if not documents:
         documents = dict.fromkeys(kg for kg, _ in candidate.members)
+    contradiction, variant = _contradiction(profile, candidate)
     return Evidence(
         relation=best.relation,
         name_similarity=best.similarity,
@@ -130,21 +136,26 @@ def gather_evidence(
         shared=profile.neighbours & candidate.neighbours,
         own_neighbours=_count(profile.neighbours),
         their_neighbours=_count(candidate.neighbours),
-        contradiction=_contradiction(profile, candidate),
+        contradiction=contradiction,
+        contradiction_variant=variant,
         documents=tuple(documents),
     )
 
 
-def _contradiction(profile: EntityProfile, candidate: Candidate) -> str:
+def _contradiction(profile: EntityProfile, candidate: Candidate) -> tuple[str, bool]:
     """A relation both sides have with one target each, the targets different (a person who
-    works at Acme and one who works at the Boston Symphony); "" when there is none."""
+    works at Acme and one who works at the Boston Symphony), "" when there is none; and whether
+    every such pair of targets may be one name written two ways."""
     own = dict(profile.single)
+    found = ""
+    variant = True
     for member in candidate.single:
         for kind, key in member:
             mine = own.get(kind)
             if mine is not None and mine != key:
-                return f"{kind} {mine!r} / {key!r}"
-    return ""
+                found = found or f"{kind} {mine!r} / {key!r}"
+                variant = variant and written_alike(name_tokens(mine), name_tokens(key))
+    return found, bool(found) and variant
 
 
 def _count(neighbours: frozenset[str]) -> int:
@@ -161,6 +172,7 @@ def _new_entity(profile: EntityProfile, kg: str, reason: str) -> tuple[Link, Can
         members=((kg, profile.name),),
         attributes=profile.attributes,
         neighbours=profile.neighbours,
+        related=profile.related,
     )
     return link, seed
 
@@ -171,6 +183,7 @@ def _joined(candidate: Candidate, profile: EntityProfile, kg: str) -> Candidate:
         candidate,
         members=(*candidate.members, (kg, profile.name)),
         neighbours=candidate.neighbours | profile.neighbours,
+        related=tuple(dict.fromkeys((*candidate.related, *profile.related))),
     )
 
 

@@ -3,11 +3,13 @@
 Clear cases are decided here; the rest go to the LLM (`judge`), or stay apart without it.
 - The same name (titles aside): merged, unless the two share no neighbour and a relation that
   has one target on each side points to different ones (works at Acme, works at the Boston
-  Symphony): then the name is shared by two different entities (kept apart, or asked).
+  Symphony): then the name is shared by two different entities (kept apart, or asked); when
+  the differing targets may be one name written two ways ("Orla Labs", "Orla Laboratories"),
+  the model is asked.
 - An abbreviation, acronym, typo or part of the other's name: merged when they share a
   neighbour (a part, "Moreau" of "Ada Moreau", needs more: "Premier" is part of "Deputy
-  Premier"); else asked (their neighbours may be written differently: "Orla Labs", "Orla
-  Laboratories"), and without a model not merged.
+  Premier"); else asked (their neighbours may be written differently), unless their
+  neighbourhoods contradict each other; without a model not merged.
 - Only near name vectors: asked when they share a neighbour.
 """
 
@@ -17,9 +19,11 @@ from graphrag.graph.resolution.models import RESOLVED_TOKEN, Decision, Evidence,
 from graphrag.graph.resolution.name_match import NameRelation
 from graphrag.settings import ResolutionSettings
 
-__all__ = ["NEAR_NAME", "decide", "strength"]
+__all__ = ["NEAR_NAME", "SAME_NAME_CONFLICT", "SAME_NAME_VARIANT", "decide", "strength"]
 
 NEAR_NAME = "near_name"
+SAME_NAME_CONFLICT = "same_name_conflict"  # a homonym: kept apart (asked with llm_asks_homonyms)
+SAME_NAME_VARIANT = "same_name_variant"  # the differing targets may be one name: asked
 
 # Name relations from the strongest; merges prefer the strongest relation, then more shared
 # neighbours, then the closer name.
@@ -73,22 +77,29 @@ def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
     confirmed = shared >= settings.min_shared_neighbours
     relation = evidence.relation
     docs = evidence.documents
+    conflict = _conflict(evidence, settings)
+    differs = (
+        f"no shared neighbour among {evidence.own_neighbours} and {evidence.their_neighbours}, "
+        f"and {evidence.contradiction}"
+    )
     if relation is NameRelation.SAME:
-        if _conflict(evidence, settings):
-            reason = (
-                f"same name, but no shared neighbour among {evidence.own_neighbours} and "
-                f"{evidence.their_neighbours}, and {evidence.contradiction}"
-            )
-            return Decision(Verdict.ASK, "same_name_conflict", 0.0, reason, docs)
+        if conflict and evidence.contradiction_variant:
+            reason = f"same name, {differs}, which may be one name written two ways"
+            return Decision(Verdict.ASK, SAME_NAME_VARIANT, 0.0, reason, docs)
+        if conflict:
+            return Decision(Verdict.ASK, SAME_NAME_CONFLICT, 0.0, f"same name, but {differs}", docs)
         reason = f"same name, {shared} shared neighbour(s)"
         return Decision(Verdict.MERGE, relation.value, 1.0, reason, docs)
     if relation is not NameRelation.NONE:
         score = evidence.name_similarity
+        what = relation.value.replace("_", " ")
         if _confirmed(evidence, settings):
-            reason = f"{relation.value.replace('_', ' ')} and {shared} shared neighbour(s)"
+            reason = f"{what} and {shared} shared neighbour(s)"
             return Decision(Verdict.MERGE, f"{relation.value}+neighbours", score, reason, docs)
-        what = "neighbourhoods differ" if _conflict(evidence, settings) else "no neighbour"
-        reason = f"{relation.value.replace('_', ' ')}, {what} to confirm it"
+        if conflict and not evidence.contradiction_variant:
+            return Decision(Verdict.NONE, relation.value, score, f"{what}, but {differs}", docs)
+        which = "neighbourhoods written differently" if conflict else "no neighbour"
+        reason = f"{what}, {which} to confirm it"
         return Decision(Verdict.ASK, relation.value, score, reason, docs)
     if evidence.vector_score >= settings.vector_min_score and confirmed:
         reason = f"near names ({evidence.vector_score:.2f}) and {shared} shared neighbour(s)"

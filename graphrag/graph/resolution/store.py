@@ -88,6 +88,7 @@ class Neo4jResolutionStore:
                 attributes=tuple(str(a) for a in r["attributes"]),
                 neighbours=frozenset(str(k) for k in r["neighbours"]),
                 single=single_targets(r["typed"]),
+                related=_typed(r["typed"], s.max_neighbours),
                 pinned_to=None if r["pinned_to"] is None else str(r["pinned_to"]),
                 kept_from=frozenset(str(x) for x in r["kept_from"]),
             )
@@ -151,6 +152,7 @@ class Neo4jResolutionStore:
                     neighbours=details[rid]["neighbours"],
                     vector_score=score,
                     single=details[rid]["single"],
+                    related=details[rid]["related"],
                 )
                 for rid, score in by_id.items()
                 if rid in details
@@ -174,6 +176,9 @@ class Neo4jResolutionStore:
                 "name": str(r["name"]),
                 "members": tuple((str(m["kg"]), str(m["name"])) for m in r["members"]),
                 "single": tuple(single_targets(m["typed"]) for m in r["members"]),
+                "related": _typed(
+                    [pair for m in r["members"] for pair in m["typed"]], s.max_neighbours
+                ),
                 "attributes": _flat(r["attributes"], s.prompt_attributes),
                 # keys and resolved ids: up to two tokens per neighbour
                 "neighbours": frozenset(_flat(r["neighbours"], 2 * s.max_neighbours)),
@@ -289,6 +294,12 @@ def single_targets(typed: Sequence[Sequence[str]]) -> tuple[tuple[str, str], ...
     for kind, key in typed:
         targets.setdefault(str(kind), set()).add(str(key))
     return tuple(sorted((kind, keys.pop()) for kind, keys in targets.items() if len(keys) == 1))
+
+
+def _typed(typed: Sequence[Sequence[str]], limit: int) -> tuple[tuple[str, str], ...]:
+    """The (relation type and direction, key) pairs, each once, in order, at most `limit`."""
+    seen = dict.fromkeys((str(kind), str(key)) for kind, key in typed)
+    return tuple(seen)[:limit]
 
 
 def _flat(lists: Sequence[Sequence[Any]], limit: int) -> tuple[str, ...]:
