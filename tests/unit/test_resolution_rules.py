@@ -217,6 +217,23 @@ def test_a_near_name_with_a_contradiction_is_not_asked(rs: ResolutionSettings) -
     assert plan.asked == 0
 
 
+def test_the_pair_asked_is_the_one_whose_relations_are_written_alike(
+    rs: ResolutionSettings,
+) -> None:
+    asked: list[Pair] = []
+
+    def ask(pairs: Sequence[Pair]) -> tuple[dict[int, bool], int]:
+        asked.extend(pairs)
+        return {0: True}, 1
+
+    stranger = Candidate("r0", "Krxge Moreau", (("d0", "Krxge Moreau"),), (), frozenset())
+    colleague = _known_worker("r1", "Ada Moreau", "Orla Labs")
+    profile = _worker("Moreau", "Orla Laboratories")
+    plan = plan_resolution("d2", [profile], {"Moreau": [stranger, colleague]}, rs, ask=ask)
+    assert [pair.candidate.resolved_id for pair in asked] == ["r1"]
+    assert plan.links[0].target == "r1"
+
+
 def test_pins_and_kept_apart_decisions_win(rs: ResolutionSettings) -> None:
     plan = plan_resolution(
         "d2",

@@ -66,6 +66,9 @@ class Evidence:
     # Every such difference may be one name written two ways ("orla labs" / "orla laboratories"):
     # a question for the model rather than two entities.
     contradiction_variant: bool = False
+    # Relations of one type whose targets differ but may be one name written two ways: no
+    # evidence for the rules, but what makes a pair worth the model's time.
+    alike: int = 0
 
 
 @dataclass(frozen=True)

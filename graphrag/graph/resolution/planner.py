@@ -138,7 +138,21 @@ def gather_evidence(
         their_neighbours=_count(candidate.neighbours),
         contradiction=contradiction,
         contradiction_variant=variant,
+        alike=_alike(profile, candidate),
         documents=tuple(documents),
+    )
+
+
+def _alike(profile: EntityProfile, candidate: Candidate) -> int:
+    """Relations of the profile whose target is written alike to a target of the same relation
+    on the candidate's side ("works at orla labs", "works at orla laboratories")."""
+    theirs: dict[str, list[list[str]]] = {}
+    for kind, key in candidate.related:
+        theirs.setdefault(kind, []).append(name_tokens(key))
+    return sum(
+        1
+        for kind, key in profile.related
+        if any(written_alike(name_tokens(key), other) for other in theirs.get(kind, ()))
     )
 
 

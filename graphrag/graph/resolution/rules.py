@@ -37,11 +37,12 @@ _ORDER = (
 )
 
 
-def strength(evidence: Evidence) -> tuple[int, int, float, float]:
+def strength(evidence: Evidence) -> tuple[int, int, int, float, float]:
     """A sort key: the better-supported pair sorts first."""
     return (
         _ORDER.index(evidence.relation),
         -len(evidence.shared),
+        -evidence.alike,
         -evidence.name_similarity,
         -evidence.vector_score,
     )
