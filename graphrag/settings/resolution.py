@@ -16,6 +16,7 @@ class ResolutionSettings(_Section):
     max_entities_per_document: int = Field(gt=0, description="entities resolved per document")
     max_candidates: int = Field(gt=0, description="resolved entities compared per entity")
     word_candidates: int = Field(ge=0, description="name keys found by shared words")
+    word_query_terms: int = Field(ge=0, description="other name words that rank those keys")
     vector_candidates: int = Field(ge=0, description="name keys found by near name vectors")
     vector_probe: int = Field(gt=0, description="read from the shared vector index")
     vector_min_score: float = Field(ge=0, le=1, description="cosine of a near name")

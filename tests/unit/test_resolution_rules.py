@@ -16,6 +16,7 @@ from graphrag.graph.resolution.name_match import (
     written_alike,
 )
 from graphrag.graph.resolution.planner import HOMONYM_RULE, NEW_RULE, plan_resolution
+from graphrag.graph.resolution.store import word_query
 from graphrag.settings import ResolutionSettings, get_settings
 
 
@@ -261,3 +262,12 @@ def test_parse_answers_keeps_valid_entries_only() -> None:
     text = 'noise {"answers": [{"pair": 1, "same": true}, {"pair": 9, "same": true}, {"pair": 2}'
     assert parse_answers(text, 2) == {0: True}
     assert parse_answers("no json", 2) == {}
+
+
+def test_word_query_requires_the_longest_word_and_ranks_by_the_others(
+    rs: ResolutionSettings,
+) -> None:
+    assert word_query("dr hugo emubcrdl", "s1", rs) == "+scope:s1 +key:emubcrdl key:hugo"
+    many = " ".join(f"w{n}" for n in range(rs.word_query_terms + 5)) + " longestword"
+    assert word_query(many, "s1", rs).count(" key:") == rs.word_query_terms
+    assert word_query("", "s1", rs) == ""

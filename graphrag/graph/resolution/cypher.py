@@ -78,20 +78,22 @@ RETURN n.name AS name, n.key AS key, coalesce(n.attributes, [])[..$max_attribute
 # when they are more than $max_candidates: resolved entities of other documents' nodes of the
 # same key (0); of nodes related to an entity of the same key as one of the row's neighbours
 # (shared neighbours, 1); of keys whose name vector is near the row's key's (2, with the cosine);
-# of keys holding the row's longest word (full-text index, 3).
+# of keys holding the row's longest word (full-text index, 3; keys holding more of its words
+# first).
 _SAME_KEY = """
   MATCH (:BaseEntity {kb: $kb, key: row.key})<-[:INSTANCE_OF]-(m:GraphEntity)
         -[:RESOLVED_AS]->(r:ResolvedEntity)
   WHERE m.kg <> $kg
-  RETURN DISTINCT r, 0 AS rank, 0.0 AS score LIMIT $max_candidates
+  RETURN DISTINCT r, 0 AS rank, 0.0 AS score, 0.0 AS words LIMIT $max_candidates
 """
 _WORDS = """
   CALL db.index.fulltext.queryNodes('base_entity_words', row.lucene, {limit: $word_limit})
-  YIELD node
-  WITH node WHERE node.kb = $kb AND node.key <> row.key
+  YIELD node, score AS hit
+  WITH node, hit WHERE node.kb = $kb AND node.key <> row.key
   MATCH (node)<-[:INSTANCE_OF]-(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
   WHERE m.kg <> $kg
-  RETURN DISTINCT r, 3 AS rank, 0.0 AS score LIMIT $max_candidates
+  WITH r, max(hit) AS words ORDER BY words DESC LIMIT $max_candidates
+  RETURN r, 3 AS rank, 0.0 AS score, words
 """
 _VECTORS = """
   MATCH (own:BaseEntity {kb: $kb, key: row.key}) WHERE own.embedding IS NOT NULL
@@ -101,13 +103,13 @@ _VECTORS = """
   WITH node, score ORDER BY score DESC LIMIT $vector_limit
   MATCH (node)<-[:INSTANCE_OF]-(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
   WHERE m.kg <> $kg
-  RETURN DISTINCT r, 2 AS rank, score LIMIT $max_candidates
+  RETURN DISTINCT r, 2 AS rank, score, 0.0 AS words LIMIT $max_candidates
 """
 _NEIGHBOURS = """
   MATCH (:GraphEntity {kg: $kg, name: row.name})--(x:GraphEntity)-[:INSTANCE_OF]->(b:BaseEntity)
   MATCH (b)<-[:INSTANCE_OF]-(x2:GraphEntity)--(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
   WHERE x2.kg <> $kg AND m.kg = x2.kg
-  RETURN DISTINCT r, 1 AS rank, 0.0 AS score LIMIT $neighbour_limit
+  RETURN DISTINCT r, 1 AS rank, 0.0 AS score, 0.0 AS words LIMIT $neighbour_limit
 """
 
 
@@ -118,8 +120,8 @@ def candidate_query(words: bool, vectors: bool, neighbours: bool) -> str:
     return (
         "UNWIND $rows AS row\n"
         f"CALL (row) {{{inner}}}\n"
-        "WITH row, r, min(rank) AS rank, max(score) AS score\n"
-        "ORDER BY rank, score DESC\n"
+        "WITH row, r, min(rank) AS rank, max(score) AS score, max(words) AS words\n"
+        "ORDER BY rank, score DESC, words DESC\n"
         "WITH row, collect({id: r.id, score: score})[..$max_candidates] AS found\n"
         "RETURN row.name AS name, found"
     )

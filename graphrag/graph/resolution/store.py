@@ -19,7 +19,7 @@ from graphrag.graph.resolution.name_match import strip_titles
 from graphrag.graph.resolution.planner import ResolutionPlan
 from graphrag.settings import Neo4jSettings, ResolutionSettings
 
-__all__ = ["KeyNode", "Neo4jResolutionStore", "Withdrawal"]
+__all__ = ["KeyNode", "Neo4jResolutionStore", "Withdrawal", "word_query"]
 
 _WRITE = "resolution write"
 _READ = "resolution read"
@@ -104,15 +104,11 @@ class Neo4jResolutionStore:
     ) -> dict[str, list[Candidate]]:
         """Per profile name, the base's resolved entities worth comparing, best found first."""
         scope = base_scope(kb_id)
-        titles = frozenset(s.titles)
-        rows = []
-        for p in profiles:
-            if p.pinned_to:
-                continue
-            words = strip_titles(name_tokens(p.key), titles)
-            longest = max(words, key=len) if words else ""
-            lucene = f"scope:{scope} AND key:{longest}" if longest else ""
-            rows.append({"name": p.name, "key": p.key, "lucene": lucene})
+        rows = [
+            {"name": p.name, "key": p.key, "lucene": word_query(p.key, scope, s)}
+            for p in profiles
+            if not p.pinned_to
+        ]
         if not rows:
             return {}
         kb, kg = str(kb_id), str(knowledge_id)
@@ -286,6 +282,18 @@ class Neo4jResolutionStore:
         return self._run(cypher.AUDIT, {"kb": str(kb_id), "key": key, "limit": limit}, write=False)[
             0
         ]
+
+
+def word_query(key: str, scope: str, s: ResolutionSettings) -> str:
+    """The full-text query of a key's word candidates in one base: its longest word (titles
+    aside) required, up to `word_query_terms` of its other words ranking the keys that hold
+    them first; "" for a key without a word."""
+    words = strip_titles(name_tokens(key), frozenset(s.titles))
+    if not words:
+        return ""
+    longest = max(words, key=len)
+    others = [w for w in dict.fromkeys(words) if w != longest][: s.word_query_terms]
+    return f"+scope:{scope} +key:{longest}" + "".join(f" key:{w}" for w in others)
 
 
 def single_targets(typed: Sequence[Sequence[str]]) -> tuple[tuple[str, str], ...]:
