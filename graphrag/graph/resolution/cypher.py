@@ -82,33 +82,44 @@ RETURN n.name AS name, n.key AS key, coalesce(n.attributes, [])[..$max_attribute
 # first).
 _SAME_KEY = """
   MATCH (:BaseEntity {kb: $kb, key: row.key})<-[:INSTANCE_OF]-(m:GraphEntity)
-        -[:RESOLVED_AS]->(r:ResolvedEntity)
   WHERE m.kg <> $kg
+  WITH m LIMIT $max_instances
+  MATCH (m)-[:RESOLVED_AS]->(r:ResolvedEntity)
   RETURN DISTINCT r, 0 AS rank, 0.0 AS score, 0.0 AS words LIMIT $max_candidates
 """
+# A key's document nodes are read $max_instances at most: a name every document repeats has as
+# many nodes as documents, nearly all resolved to the same few entities.
+_RESOLVED_OF_KEY = """CALL (node) {
+    MATCH (node)<-[:INSTANCE_OF]-(m:GraphEntity) WHERE m.kg <> $kg
+    WITH m LIMIT $max_instances
+    MATCH (m)-[:RESOLVED_AS]->(r:ResolvedEntity)
+    RETURN DISTINCT r
+  }"""
 _WORDS = """
   CALL db.index.fulltext.queryNodes('base_entity_words', row.lucene, {limit: $word_limit})
   YIELD node, score AS hit
   WITH node, hit WHERE node.kb = $kb AND node.key <> row.key
-  MATCH (node)<-[:INSTANCE_OF]-(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
-  WHERE m.kg <> $kg
+  RESOLVED_OF_KEY
   WITH r, max(hit) AS words ORDER BY words DESC LIMIT $max_candidates
   RETURN r, 3 AS rank, 0.0 AS score, words
-"""
+""".replace("RESOLVED_OF_KEY", _RESOLVED_OF_KEY)
 _VECTORS = """
   MATCH (own:BaseEntity {kb: $kb, key: row.key}) WHERE own.embedding IS NOT NULL
   CALL db.index.vector.queryNodes('base_entity_vectors', $probe, own.embedding)
   YIELD node, score
   WITH node, score WHERE node.kb = $kb AND node.key <> row.key AND score >= $vector_min
   WITH node, score ORDER BY score DESC LIMIT $vector_limit
-  MATCH (node)<-[:INSTANCE_OF]-(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
-  WHERE m.kg <> $kg
+  RESOLVED_OF_KEY
   RETURN DISTINCT r, 2 AS rank, score, 0.0 AS words LIMIT $max_candidates
-"""
+""".replace("RESOLVED_OF_KEY", _RESOLVED_OF_KEY)
 _NEIGHBOURS = """
-  MATCH (:GraphEntity {kg: $kg, name: row.name})--(x:GraphEntity)-[:INSTANCE_OF]->(b:BaseEntity)
-  MATCH (b)<-[:INSTANCE_OF]-(x2:GraphEntity)--(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
-  WHERE x2.kg <> $kg AND m.kg = x2.kg
+  MATCH (:GraphEntity {kg: $kg, name: row.name})--(:GraphEntity)-[:INSTANCE_OF]->(b:BaseEntity)
+  CALL (b) {
+    MATCH (b)<-[:INSTANCE_OF]-(x2:GraphEntity) WHERE x2.kg <> $kg
+    RETURN x2 LIMIT $max_instances
+  }
+  MATCH (x2)--(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
+  WHERE m.kg = x2.kg
   RETURN DISTINCT r, 1 AS rank, 0.0 AS score, 0.0 AS words LIMIT $neighbour_limit
 """
 
@@ -134,7 +145,7 @@ UNWIND $ids AS rid
 MATCH (r:ResolvedEntity {id: rid}) WHERE r.kb = $kb
 CALL (r) {
   MATCH (r)<-[:RESOLVED_AS]-(m:GraphEntity)
-  WITH m ORDER BY elementId(m) LIMIT $max_members
+  WITH m LIMIT $max_members
   CALL (m) {
     NEIGHBOURS_OF_m
   }

@@ -129,6 +129,7 @@ class Neo4jResolutionStore:
                 "vector_min": s.vector_min_score,
                 "vector_limit": s.vector_candidates,
                 "neighbour_limit": s.neighbour_candidates,
+                "max_instances": s.max_instances_read,
             },
             write=False,
         )
