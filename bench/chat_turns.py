@@ -48,6 +48,7 @@ class FakeEntityLlm(LlmClient):
         messages: list[ChatMessage],
         response_format: dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> LlmReply:
         return LlmReply(json.dumps(self.names), _STOP)
 
