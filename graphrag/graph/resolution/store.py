@@ -112,30 +112,29 @@ class Neo4jResolutionStore:
         if not rows:
             return {}
         kb, kg = str(kb_id), str(knowledge_id)
-        query = cypher.candidate_query(
-            words=s.word_candidates > 0,
-            vectors=s.vector_candidates > 0,
-            neighbours=s.neighbour_candidates > 0,
-        )
-        found = self._run(
-            query,
-            {
-                "rows": rows,
-                "kb": kb,
-                "kg": kg,
-                "max_candidates": s.max_candidates,
-                "word_limit": s.word_candidates,
-                "probe": s.vector_probe,
-                "vector_min": s.vector_min_score,
-                "vector_limit": s.vector_candidates,
-                "neighbour_limit": s.neighbour_candidates,
-                "max_instances": s.max_instances_read,
-            },
-            write=False,
-        )
-        scores: dict[str, dict[str, float]] = {
-            str(r["name"]): {str(f["id"]): float(f["score"]) for f in r["found"]} for r in found
+        params: dict[str, Any] = {
+            "rows": rows,
+            "kb": kb,
+            "kg": kg,
+            "max_candidates": s.max_candidates,
+            "word_limit": s.word_candidates,
+            "probe": s.vector_probe,
+            "vector_min": s.vector_min_score,
+            "vector_limit": s.vector_candidates,
+            "neighbour_limit": s.neighbour_candidates,
+            "max_instances": s.max_instances_read,
         }
+        query = cypher.candidate_query(
+            words=s.word_candidates > 0, vectors=False, neighbours=s.neighbour_candidates > 0
+        )
+        scores = _scores(self._run(query, params, write=False))
+        # Name vectors are the costliest read (the vector index all bases share): asked only for
+        # the entities the other branches left without a candidate.
+        unmatched = [row for row in rows if not scores.get(row["name"])]
+        if unmatched and s.vector_candidates > 0:
+            query = cypher.candidate_query(words=False, vectors=True, neighbours=False)
+            near = self._run(query, {**params, "rows": unmatched}, write=False)
+            scores.update(_scores(near))
         ids = sorted({rid for by_id in scores.values() for rid in by_id})
         details = self._details(kb, ids, s) if ids else {}
         result: dict[str, list[Candidate]] = {}
@@ -283,6 +282,11 @@ class Neo4jResolutionStore:
         return self._run(cypher.AUDIT, {"kb": str(kb_id), "key": key, "limit": limit}, write=False)[
             0
         ]
+
+
+def _scores(found: Rows) -> dict[str, dict[str, float]]:
+    """Per profile name, its candidates' resolved ids and vector scores, in the order found."""
+    return {str(r["name"]): {str(f["id"]): float(f["score"]) for f in r["found"]} for r in found}
 
 
 def word_query(key: str, scope: str, s: ResolutionSettings) -> str:
