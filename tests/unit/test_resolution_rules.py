@@ -15,7 +15,8 @@ from graphrag.graph.resolution.name_match import (
     edit_similarity,
     written_alike,
 )
-from graphrag.graph.resolution.planner import HOMONYM_RULE, NEW_RULE, plan_resolution
+from graphrag.graph.resolution.planner import NEW_RULE, plan_resolution
+from graphrag.graph.resolution.rules import SAME_NAME_CONFLICT
 from graphrag.graph.resolution.store import word_query
 from graphrag.settings import ResolutionSettings, get_settings
 
@@ -128,7 +129,7 @@ def test_homonym_with_conflicting_neighbours_is_kept_apart(rs: ResolutionSetting
     )
     plan = plan_resolution("d2", [music], {"John Smith": [acme]}, rs, ask=None)
     assert plan.links[0].rule == NEW_RULE and plan.links[0].target != "r1"
-    assert [(a.target, a.rule) for a in plan.apart] == [("r1", HOMONYM_RULE)]
+    assert [(a.target, a.rule) for a in plan.apart] == [("r1", SAME_NAME_CONFLICT)]
     assert "no shared neighbour" in plan.apart[0].reason
     assert "'boston symphony' / 'acme corp'" in plan.apart[0].reason
 

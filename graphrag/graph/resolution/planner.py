@@ -35,7 +35,6 @@ from graphrag.graph.resolution.rules import SAME_NAME_CONFLICT, decide, strength
 from graphrag.settings import ResolutionSettings
 
 __all__ = [
-    "HOMONYM_RULE",
     "NEW_RULE",
     "PIN_RULE",
     "Ask",
@@ -48,7 +47,6 @@ __all__ = [
 
 NEW_RULE = "new"
 PIN_RULE = "manual"
-HOMONYM_RULE = SAME_NAME_CONFLICT
 LLM_PREFIX = "llm:"
 
 # Answers for pairs (index -> same) and the calls it took.
@@ -148,11 +146,11 @@ def _alike(profile: EntityProfile, candidate: Candidate) -> int:
     on the candidate's side ("works at orla labs", "works at orla laboratories")."""
     theirs: dict[str, list[list[str]]] = {}
     for kind, key in candidate.related:
-        theirs.setdefault(kind, []).append(name_tokens(key))
+        theirs.setdefault(kind, []).append(key.split())  # keys: words already normalised
     return sum(
         1
         for kind, key in profile.related
-        if any(written_alike(name_tokens(key), other) for other in theirs.get(kind, ()))
+        if any(written_alike(key.split(), other) for other in theirs.get(kind, ()))
     )
 
 
@@ -168,7 +166,7 @@ def _contradiction(profile: EntityProfile, candidate: Candidate) -> tuple[str, b
             mine = own.get(kind)
             if mine is not None and mine != key:
                 found = found or f"{kind} {mine!r} / {key!r}"
-                variant = variant and written_alike(name_tokens(mine), name_tokens(key))
+                variant = variant and written_alike(mine.split(), key.split())
     return found, bool(found) and variant
 
 
@@ -258,7 +256,7 @@ class _Pass:
             for ev in (gather_evidence(profile, c, self.settings),)
         ]
         weighed.sort(key=lambda w: strength(w.evidence))
-        homonyms = [w for w in weighed if w.decision.rule == HOMONYM_RULE]
+        homonyms = [w for w in weighed if w.decision.rule == SAME_NAME_CONFLICT]
         merge = next((w for w in weighed if w.decision.verdict is Verdict.MERGE), None)
         if merge is not None:
             self._link(
@@ -272,7 +270,7 @@ class _Pass:
             return False
         askable = [w for w in weighed if w.decision.verdict is Verdict.ASK]
         if not self.settings.llm_asks_homonyms:
-            askable = [w for w in askable if w.decision.rule != HOMONYM_RULE]
+            askable = [w for w in askable if w.decision.rule != SAME_NAME_CONFLICT]
         if askable and self.ask is not None:
             self.open_pairs.append((profile, askable[0], homonyms))
             return True
@@ -335,5 +333,5 @@ def _record_apart(
         if w.candidate.resolved_id != target:
             reason = w.decision.reason + note
             plan.apart.append(
-                PlannedApart(profile.name, w.candidate.resolved_id, HOMONYM_RULE, reason)
+                PlannedApart(profile.name, w.candidate.resolved_id, SAME_NAME_CONFLICT, reason)
             )

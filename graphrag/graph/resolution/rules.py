@@ -72,6 +72,14 @@ def _confirmed(evidence: Evidence, settings: ResolutionSettings) -> bool:
     return shared >= settings.part_min_shared_neighbours or (keys > 0 and keys >= fewer)
 
 
+def _differs(evidence: Evidence) -> str:
+    """The audit's words for a conflict."""
+    return (
+        f"no shared neighbour among {evidence.own_neighbours} and {evidence.their_neighbours}, "
+        f"and {evidence.contradiction}"
+    )
+
+
 def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
     """The rules' verdict on one pair (see the module)."""
     shared = len(evidence.shared)
@@ -79,16 +87,13 @@ def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
     relation = evidence.relation
     docs = evidence.documents
     conflict = _conflict(evidence, settings)
-    differs = (
-        f"no shared neighbour among {evidence.own_neighbours} and {evidence.their_neighbours}, "
-        f"and {evidence.contradiction}"
-    )
     if relation is NameRelation.SAME:
         if conflict and evidence.contradiction_variant:
-            reason = f"same name, {differs}, which may be one name written two ways"
+            reason = f"same name, {_differs(evidence)}, which may be one name written two ways"
             return Decision(Verdict.ASK, SAME_NAME_VARIANT, 0.0, reason, docs)
         if conflict:
-            return Decision(Verdict.ASK, SAME_NAME_CONFLICT, 0.0, f"same name, but {differs}", docs)
+            reason = f"same name, but {_differs(evidence)}"
+            return Decision(Verdict.ASK, SAME_NAME_CONFLICT, 0.0, reason, docs)
         reason = f"same name, {shared} shared neighbour(s)"
         return Decision(Verdict.MERGE, relation.value, 1.0, reason, docs)
     if relation is not NameRelation.NONE:
@@ -98,7 +103,9 @@ def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
             reason = f"{what} and {shared} shared neighbour(s)"
             return Decision(Verdict.MERGE, f"{relation.value}+neighbours", score, reason, docs)
         if conflict and not evidence.contradiction_variant:
-            return Decision(Verdict.NONE, relation.value, score, f"{what}, but {differs}", docs)
+            return Decision(
+                Verdict.NONE, relation.value, score, f"{what}, but {_differs(evidence)}", docs
+            )
         which = "neighbourhoods written differently" if conflict else "no neighbour"
         reason = f"{what}, {which} to confirm it"
         return Decision(Verdict.ASK, relation.value, score, reason, docs)
