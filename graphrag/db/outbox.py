@@ -189,9 +189,11 @@ def started_with(query: Select[Any]) -> Select[Any]:
     return query.add_cte(_RECORD_START.cte("task_started"))
 
 
-def record_start(session: Session, name: str, args: Sequence[object]) -> None:
-    """A task began: its lease runs from now (a long queue wait is not a lost task)."""
-    session.execute(_RECORD_START, _key(name, args))
+def record_start(session: Session, name: str, args: Sequence[object]) -> bool:
+    """A task began: its lease runs from now (a long queue wait is not a lost task). False when
+    its work has no live row (settled already, or sent outside the outbox)."""
+    result = session.execute(_RECORD_START, _key(name, args))
+    return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of an UPDATE
 
 
 def record_retry(session: Session, name: str, args: Sequence[object]) -> None:
@@ -223,9 +225,9 @@ class TaskLease:
     name: str
     args: tuple[object, ...]
 
-    def renew(self, session: Session) -> None:
-        """The task began (or goes on): its lease runs from now."""
-        record_start(session, self.name, self.args)
+    def renew(self, session: Session) -> bool:
+        """The task began (or goes on): its lease runs from now. False when its row is gone."""
+        return record_start(session, self.name, self.args)
 
     def settle(self, session: Session) -> bool:
         """The task ended for good: its row goes (False when there was none)."""

@@ -1,28 +1,38 @@
-"""The resolution task's work: a completed document's entities resolved against its base.
+"""The resolution task's work: completed documents' entities resolved against their base.
 
 Queued by the settlement that completes a document (in its transaction), and again for the
 documents whose links a deleted or re-parsed document withdrew. A document gone, or being
-processed again meanwhile, ends the task with nothing done: its next completion queues another.
+processed again meanwhile, is settled with nothing done: its next completion queues another.
 
-The runs of one base take turns (a transaction-scoped PostgreSQL advisory lock on the base):
-two documents completed at the same moment would otherwise each miss the other's entities.
+The runs of one base take turns under a transaction-scoped PostgreSQL advisory lock (two
+documents completed at the same moment would otherwise each miss the other's entities). A task
+that finds the lock held does not wait for it: it leaves its outbox row live and ends, and the
+run holding the lock takes that row when it is done with its own. So a burst of completions is
+resolved by one run, document after document, and no worker thread sits waiting on a lock. The
+holder looks for waiting rows again after it lets go of the lock (a task that found it held had
+written its row before trying), so no row is left without a run to take it.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 
-from sqlalchemy import func, select
+from sqlalchemy import Row, Select, func, select
+from sqlalchemy.orm import Session
 
 from graphrag.db.engine import session_scope
-from graphrag.db.enums import ParseStatus
-from graphrag.db.models import Knowledge
-from graphrag.db.outbox import TaskLease
+from graphrag.db.enums import OutboxStatus, ParseStatus
+from graphrag.db.models import Knowledge, OutboxTask
+from graphrag.db.outbox import TaskLease, TaskName, enqueue, resolve_entities
 from graphrag.graph.resolution.resolver import ResolutionReport, resolve_document
+from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.ingest.graph.chunk_extraction import GraphContext
 
-__all__ = ["resolve_document_entities"]
+__all__ = ["base_turn", "resolve_document_entities"]
 
 log = logging.getLogger(__name__)
 
@@ -31,36 +41,108 @@ _RESOLUTION_LOCKS = 0x7265736F
 
 
 def _base_lock(kb_id: uuid.UUID) -> int:
-    """A signed 32-bit key of the base (a shared key between two bases only costs a wait)."""
+    """A signed 32-bit key of the base. Two bases sharing a key take turns; a row the other
+    base's holder does not take waits for the outbox's visibility timeout to be sent again."""
     return (kb_id.int & 0xFFFFFFFF) - (1 << 31)
+
+
+def base_turn(kb_id: uuid.UUID) -> Select[bool]:
+    """The statement that takes the base's turn for the transaction, or answers False."""
+    return select(func.pg_try_advisory_xact_lock(_RESOLUTION_LOCKS, _base_lock(kb_id)))
+
+
+def _waiting(
+    session: Session, kb_id: uuid.UUID, limit: int
+) -> Sequence[Row[uuid.UUID, ParseStatus]]:
+    """The base's documents whose resolution is owed (a live outbox row), oldest first."""
+    return session.execute(
+        select(Knowledge.id, Knowledge.parse_status)
+        .join(OutboxTask, OutboxTask.knowledge_id == Knowledge.id)
+        .where(
+            Knowledge.kb_id == kb_id,
+            OutboxTask.task_name == TaskName.RESOLVE_ENTITIES.value,
+            OutboxTask.status.in_(OutboxStatus.live()),
+        )
+        .order_by(OutboxTask.id)
+        .limit(limit)
+    ).all()
+
+
+@dataclass
+class _Run:
+    """One task's turn at its base: what it resolved, and until when it takes new documents."""
+
+    ctx: GraphContext
+    store: Neo4jResolutionStore
+    kb_id: uuid.UUID
+    deadline: float
+    total: ResolutionReport | None = None
+
+    def hold_turn(self) -> bool:
+        """One hold of the base's lock: resolve the waiting documents, settle their rows.
+        False when another run holds the lock (it takes this task's row)."""
+        settings = self.ctx.settings.resolution
+        with session_scope(self.ctx.sessions) as session:
+            if not session.scalar(base_turn(self.kb_id)):
+                return False
+            for knowledge_id, status in _waiting(session, self.kb_id, settings.run_documents):
+                if time.monotonic() > self.deadline:
+                    break
+                if status is ParseStatus.COMPLETED:
+                    self._add(self._resolve(knowledge_id))
+                TaskLease(TaskName.RESOLVE_ENTITIES, (str(knowledge_id),)).settle(session)
+        return True
+
+    def _resolve(self, knowledge_id: uuid.UUID) -> ResolutionReport:
+        ctx = self.ctx
+        return resolve_document(
+            self.store,
+            ctx.llm,
+            ctx.settings.resolution,
+            self.kb_id,
+            knowledge_id,
+            ctx.settings.extraction.prompt_templates_dir,
+        )
+
+    def _add(self, report: ResolutionReport) -> None:
+        if self.total is None:
+            self.total = report
+            return
+        sums = {
+            f.name: getattr(self.total, f.name) + getattr(report, f.name) for f in fields(report)
+        }
+        self.total = ResolutionReport(**sums)
+
+    def hand_over(self) -> bool:
+        """After a turn: True when documents still wait and this run may take another turn;
+        past its budget, the oldest waiting row is sent again for a new run to take them."""
+        with session_scope(self.ctx.sessions) as session:
+            left = _waiting(session, self.kb_id, 1)
+            if not left:
+                return False
+            if time.monotonic() <= self.deadline:
+                return True
+            enqueue(session, resolve_entities(left[0].id), rearm=True)
+        return False
 
 
 def resolve_document_entities(
     ctx: GraphContext, knowledge_id: uuid.UUID, lease: TaskLease
 ) -> ResolutionReport | None:
-    """Resolve the document's unresolved entities; None when there was nothing to do."""
+    """Resolve the document's unresolved entities, with those of the base's other documents
+    waiting meanwhile; None when another run did (or will do) the work, or there was none."""
     with session_scope(ctx.sessions) as session:
-        lease.renew(session)
-        row = session.execute(
-            select(Knowledge.kb_id, Knowledge.parse_status).where(Knowledge.id == knowledge_id)
-        ).first()
-    report = None
-    with session_scope(ctx.sessions) as session:
-        if (
-            ctx.resolution is not None
-            and row is not None
-            and row.parse_status is ParseStatus.COMPLETED
-        ):
-            session.execute(
-                select(func.pg_advisory_xact_lock(_RESOLUTION_LOCKS, _base_lock(row.kb_id)))
-            )
-            report = resolve_document(
-                ctx.resolution,
-                ctx.llm,
-                ctx.settings.resolution,
-                row.kb_id,
-                knowledge_id,
-                ctx.settings.extraction.prompt_templates_dir,
-            )
-        lease.settle(session)
-    return report
+        owed = lease.renew(session)
+        kb_id = session.scalar(select(Knowledge.kb_id).where(Knowledge.id == knowledge_id))
+        if kb_id is None or ctx.resolution is None:
+            lease.settle(session)
+            return None
+    if not owed:
+        return None  # another run settled it
+    run = _Run(ctx, ctx.resolution, kb_id, time.monotonic() + ctx.settings.resolution.run_budget_s)
+    while run.hold_turn():
+        if not run.hand_over():
+            break
+    if run.total is not None:
+        log.info("resolution run of base %s: %s", kb_id, run.total)
+    return run.total

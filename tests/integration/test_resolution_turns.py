@@ -1,0 +1,111 @@
+"""Resolution runs take turns per base on real PostgreSQL and Neo4j: a task that finds its base's
+turn taken leaves its document to the run holding it and ends at once; that run resolves every
+waiting document of the base and settles their outbox rows."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from neo4j import Driver
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from graphrag.db.engine import session_scope
+from graphrag.db.models import OutboxTask
+from graphrag.db.outbox import TaskLease, TaskName, enqueue, resolve_entities
+from graphrag.graph.resolution.store import Neo4jResolutionStore
+from graphrag.ingest.graph.chunk_extraction import GraphContext
+from graphrag.ingest.graph.entity_resolution import base_turn, resolve_document_entities
+from graphrag.llm.client import LlmClient
+from graphrag.settings import Settings
+from tests.support.graph_data import GraphKb, graph_kb, one_entity_in_two_documents
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def kb(
+    http: httpx.Client,
+    neo4j_driver: Driver,
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+) -> Iterator[GraphKb]:
+    with graph_kb(http, neo4j_driver, settings, session_factory) as made:
+        yield made
+
+
+def _context(settings: Settings, kb: GraphKb, driver: Driver) -> GraphContext:
+    rules_only = settings.resolution.model_copy(update={"llm_enabled": False})
+    own = settings.model_copy(update={"resolution": rules_only})
+    store = Neo4jResolutionStore(driver, own.neo4j)
+    store.ensure_schema()
+    return GraphContext(own, kb.sessions, LlmClient(own.llm), kb.store, resolution=store)
+
+
+def _lease(doc: uuid.UUID) -> TaskLease:
+    return TaskLease(TaskName.RESOLVE_ENTITIES, (str(doc),))
+
+
+def _owed(sessions: sessionmaker[Session], *docs: uuid.UUID) -> list[uuid.UUID]:
+    with sessions() as session:
+        rows = session.scalars(
+            select(OutboxTask.knowledge_id).where(
+                OutboxTask.task_name == TaskName.RESOLVE_ENTITIES.value,
+                OutboxTask.knowledge_id.in_(docs),
+            )
+        )
+        return sorted(doc for doc in rows if doc is not None)
+
+
+def _resolved_ids(driver: Driver, kb_id: uuid.UUID, key: str) -> list[str | None]:
+    records, _, _ = driver.execute_query(
+        "MATCH (:BaseEntity {kb: $kb, key: $key})<-[:INSTANCE_OF]-(n:GraphEntity) "
+        "OPTIONAL MATCH (n)-[:RESOLVED_AS]->(r:ResolvedEntity) RETURN r.id AS id",
+        kb=str(kb_id),
+        key=key,
+    )
+    return [record["id"] for record in records]
+
+
+def test_a_busy_base_leaves_the_document_to_the_run_holding_it(
+    kb: GraphKb, neo4j_driver: Driver, settings: Settings
+) -> None:
+    plant, people = one_entity_in_two_documents(kb)
+    ctx = _context(settings, kb, neo4j_driver)
+    # Both tasks were sent and started (their rows live), as the outbox leaves them.
+    with session_scope(kb.sessions) as session:
+        enqueue(session, resolve_entities(plant), resolve_entities(people))
+        assert _lease(plant).renew(session) and _lease(people).renew(session)
+
+    with kb.sessions() as holder:
+        assert holder.scalar(base_turn(kb.id)) is True
+        assert resolve_document_entities(ctx, plant, _lease(plant)) is None
+        holder.rollback()
+    assert _owed(kb.sessions, plant, people) == sorted([plant, people])
+    assert _resolved_ids(neo4j_driver, kb.id, "elin brask") == [None, None]
+
+    report = resolve_document_entities(ctx, people, _lease(people))
+    assert report is not None
+    assert report.entities == 6  # three entities in each document
+    assert report.merged >= 2  # the second document's Elin Brask and Zorvath Industries
+    assert _owed(kb.sessions, plant, people) == []
+    ids = _resolved_ids(neo4j_driver, kb.id, "elin brask")
+    assert len(ids) == 2 and ids[0] is not None and ids[0] == ids[1]
+
+    # The first task's message, delivered again: its row is gone, nothing is left to do.
+    assert resolve_document_entities(ctx, plant, _lease(plant)) is None
+
+
+def test_a_document_gone_or_reprocessed_is_settled_with_nothing_done(
+    kb: GraphKb, neo4j_driver: Driver, settings: Settings
+) -> None:
+    ctx = _context(settings, kb, neo4j_driver)
+    gone = uuid.uuid4()
+    with session_scope(kb.sessions) as session:
+        enqueue(session, resolve_entities(gone))
+        assert _lease(gone).renew(session)
+    assert resolve_document_entities(ctx, gone, _lease(gone)) is None
+    assert _owed(kb.sessions, gone) == []
