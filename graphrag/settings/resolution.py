@@ -23,7 +23,7 @@ class ResolutionSettings(_Section):
     neighbour_candidates: int = Field(ge=0, description="entities found by shared neighbours")
     max_neighbours: int = Field(gt=0, description="neighbours compared per entity")
     max_members: int = Field(gt=0, description="members of a resolved entity compared")
-    max_instances_read: int = Field(gt=0, description="document nodes of one key read")
+    max_instances_read: int = Field(gt=0, description="resolved document nodes of one key read")
     conflict_min_neighbours: int = Field(
         gt=0, description="neighbours both sides need before sharing none is a conflict"
     )

@@ -16,14 +16,17 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.db.engine import session_scope
 from graphrag.db.models import OutboxTask
 from graphrag.db.outbox import TaskLease, TaskName, enqueue, resolve_entities
+from graphrag.graph.resolution.resolver import resolve_document
 from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.ingest.graph.chunk_extraction import GraphContext
 from graphrag.ingest.graph.entity_resolution import base_turn, resolve_document_entities
 from graphrag.llm.client import LlmClient
 from graphrag.settings import Settings
-from tests.support.graph_data import GraphKb, graph_kb, one_entity_in_two_documents
+from tests.support.graph_data import GraphKb, graph, graph_kb, one_entity_in_two_documents
 
 pytestmark = pytest.mark.integration
+
+RUNS = ("Elin Brask", "runs", "Zorvath Industries")
 
 
 @pytest.fixture
@@ -109,3 +112,25 @@ def test_a_document_gone_or_reprocessed_is_settled_with_nothing_done(
         assert _lease(gone).renew(session)
     assert resolve_document_entities(ctx, gone, _lease(gone)) is None
     assert _owed(kb.sessions, gone) == []
+
+
+def test_a_known_name_is_found_behind_documents_not_resolved_yet(
+    kb: GraphKb, neo4j_driver: Driver, settings: Settings
+) -> None:
+    """Documents completed at once leave many unresolved nodes of a key: the bounded read of the
+    key's nodes counts resolved ones, so the known entity is still found (not made again)."""
+    plant, people = one_entity_in_two_documents(kb)
+    ctx = _context(settings, kb, neo4j_driver)
+    assert ctx.resolution is not None
+    one = ctx.settings.resolution.model_copy(update={"max_instances_read": 1})
+    assert resolve_document(ctx.resolution, None, one, kb.id, plant).merged == 0
+    for _ in range(3):  # newer than plant.md's node: read first
+        doc, (chunk,) = kb.document("Elin Brask runs Zorvath Industries.")
+        kb.store.write_chunk_graph(
+            kb.id, doc, chunk, graph(["Elin Brask", "Zorvath Industries"], [RUNS])
+        )
+    report = resolve_document(ctx.resolution, None, one, kb.id, people)
+    assert report.merged >= 2  # Elin Brask and Zorvath Industries join plant.md's entities
+    ids = _resolved_ids(neo4j_driver, kb.id, "elin brask")
+    assert len(ids) == 5 and ids.count(None) == 3  # the three new documents wait their turn
+    assert len({rid for rid in ids if rid is not None}) == 1

@@ -82,17 +82,19 @@ RETURN n.name AS name, n.key AS key, coalesce(n.attributes, [])[..$max_attribute
 # first).
 _SAME_KEY = """
   MATCH (:BaseEntity {kb: $kb, key: row.key})<-[:INSTANCE_OF]-(m:GraphEntity)
+        -[:RESOLVED_AS]->(r:ResolvedEntity)
   WHERE m.kg <> $kg
-  WITH m LIMIT $max_instances
-  MATCH (m)-[:RESOLVED_AS]->(r:ResolvedEntity)
+  WITH r LIMIT $max_instances
   RETURN DISTINCT r, 0 AS rank, 0.0 AS score, 0.0 AS words LIMIT $max_candidates
 """
-# A key's document nodes are read $max_instances at most: a name every document repeats has as
-# many nodes as documents, nearly all resolved to the same few entities.
+# A key's resolved document nodes are read $max_instances at most: a name every document repeats
+# has as many nodes as documents, nearly all resolved to the same few entities. The bound counts
+# resolved nodes only: documents completed at once have many unresolved nodes of the key, and
+# a bound on all nodes could read none of the resolved ones (a new entity made for a known name).
 _RESOLVED_OF_KEY = """CALL (node) {
-    MATCH (node)<-[:INSTANCE_OF]-(m:GraphEntity) WHERE m.kg <> $kg
-    WITH m LIMIT $max_instances
-    MATCH (m)-[:RESOLVED_AS]->(r:ResolvedEntity)
+    MATCH (node)<-[:INSTANCE_OF]-(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
+    WHERE m.kg <> $kg
+    WITH r LIMIT $max_instances
     RETURN DISTINCT r
   }"""
 _WORDS = """
