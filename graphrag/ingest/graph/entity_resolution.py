@@ -80,17 +80,22 @@ class _Run:
 
     def hold_turn(self) -> bool:
         """One hold of the base's lock: resolve the waiting documents, settle their rows.
-        False when another run holds the lock (it takes this task's row)."""
+        False when another run holds the lock (it takes this task's row).
+
+        The lock's transaction only holds the lock and reads: each row is settled in a short
+        transaction of its own, so a relay pass or a task renewing its lease never waits on a
+        row this run has settled but not yet committed."""
         settings = self.ctx.settings.resolution
-        with session_scope(self.ctx.sessions) as session:
-            if not session.scalar(base_turn(self.kb_id)):
+        with session_scope(self.ctx.sessions) as turn:
+            if not turn.scalar(base_turn(self.kb_id)):
                 return False
-            for knowledge_id, status in _waiting(session, self.kb_id, settings.run_documents):
+            for knowledge_id, status in _waiting(turn, self.kb_id, settings.run_documents):
                 if time.monotonic() > self.deadline:
                     break
                 if status is ParseStatus.COMPLETED:
                     self._add(self._resolve(knowledge_id))
-                TaskLease(TaskName.RESOLVE_ENTITIES, (str(knowledge_id),)).settle(session)
+                with session_scope(self.ctx.sessions) as session:
+                    TaskLease(TaskName.RESOLVE_ENTITIES, (str(knowledge_id),)).settle(session)
         return True
 
     def _resolve(self, knowledge_id: uuid.UUID) -> ResolutionReport:
