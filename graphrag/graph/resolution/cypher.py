@@ -80,13 +80,6 @@ RETURN n.name AS name, n.key AS key, coalesce(n.attributes, [])[..$max_attribute
 # (shared neighbours, 1); of keys whose name vector is near the row's key's (2, with the cosine);
 # of keys holding the row's longest word (full-text index, 3; keys holding more of its words
 # first).
-_SAME_KEY = """
-  MATCH (:BaseEntity {kb: $kb, key: row.key})<-[:INSTANCE_OF]-(m:GraphEntity)
-        -[:RESOLVED_AS]->(r:ResolvedEntity)
-  WHERE m.kg <> $kg
-  WITH r LIMIT $max_instances
-  RETURN DISTINCT r, 0 AS rank, 0.0 AS score, 0.0 AS words LIMIT $max_candidates
-"""
 # A key's resolved document nodes are read $max_instances at most: a name every document repeats
 # has as many nodes as documents, nearly all resolved to the same few entities. The bound counts
 # resolved nodes only: documents completed at once have many unresolved nodes of the key, and
@@ -97,6 +90,11 @@ _RESOLVED_OF_KEY = """CALL (node) {
     WITH r LIMIT $max_instances
     RETURN DISTINCT r
   }"""
+_SAME_KEY = """
+  MATCH (node:BaseEntity {kb: $kb, key: row.key})
+  RESOLVED_OF_KEY
+  RETURN r, 0 AS rank, 0.0 AS score, 0.0 AS words LIMIT $max_candidates
+""".replace("RESOLVED_OF_KEY", _RESOLVED_OF_KEY)
 _WORDS = """
   CALL db.index.fulltext.queryNodes('base_entity_words', row.lucene, {limit: $word_limit})
   YIELD node, score AS hit
