@@ -134,3 +134,32 @@ def test_a_known_name_is_found_behind_documents_not_resolved_yet(
     ids = _resolved_ids(neo4j_driver, kb.id, "elin brask")
     assert len(ids) == 5 and ids.count(None) == 3  # the three new documents wait their turn
     assert len({rid for rid in ids if rid is not None}) == 1
+
+
+def test_a_shared_neighbour_is_found_behind_documents_not_resolved_yet(
+    kb: GraphKb, neo4j_driver: Driver, settings: Settings
+) -> None:
+    """The shared-neighbour branch bounds the resolved nodes it reads, not every instance of the
+    neighbour's key: documents completed at once, read first, do not hide a resolved relative."""
+    plant, _ = one_entity_in_two_documents(kb)
+    ctx = _context(settings, kb, neo4j_driver)
+    assert ctx.resolution is not None
+    # Neighbours only (and the same key, which "E. Brask" has no other node of), one read each.
+    one = ctx.settings.resolution.model_copy(
+        update={"max_instances_read": 1, "word_candidates": 0, "vector_candidates": 0}
+    )
+    resolve_document(ctx.resolution, None, one, kb.id, plant)
+    (elin,) = {rid for rid in _resolved_ids(neo4j_driver, kb.id, "elin brask") if rid}
+    for _ in range(3):  # newer than plant.md's Zorvath Industries: read first
+        doc, (chunk,) = kb.document("Elin Brask runs Zorvath Industries.")
+        kb.store.write_chunk_graph(
+            kb.id, doc, chunk, graph(["Elin Brask", "Zorvath Industries"], [RUNS])
+        )
+    query, (chunk,) = kb.document("E. Brask runs Zorvath Industries.")
+    runs = ("E. Brask", "runs", "Zorvath Industries")
+    kb.store.write_chunk_graph(
+        kb.id, query, chunk, graph(["E. Brask", "Zorvath Industries"], [runs])
+    )
+    profiles = ctx.resolution.document_profiles(kb.id, query, one)
+    found = ctx.resolution.candidates(kb.id, query, profiles, one)
+    assert elin in {c.resolved_id for c in found.get("E. Brask", [])}

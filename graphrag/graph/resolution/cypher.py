@@ -112,14 +112,16 @@ _VECTORS = """
   RESOLVED_OF_KEY
   RETURN DISTINCT r, 2 AS rank, score, 0.0 AS words LIMIT $max_candidates
 """.replace("RESOLVED_OF_KEY", _RESOLVED_OF_KEY)
+# The shared-neighbour branch bounds the same way: the resolved relatives it reads of other
+# documents' nodes of a neighbour's key, not those nodes (the newest may all wait their turn).
 _NEIGHBOURS = """
   MATCH (:GraphEntity {kg: $kg, name: row.name})--(:GraphEntity)-[:INSTANCE_OF]->(b:BaseEntity)
   CALL (b) {
-    MATCH (b)<-[:INSTANCE_OF]-(x2:GraphEntity) WHERE x2.kg <> $kg
-    RETURN x2 LIMIT $max_instances
+    MATCH (b)<-[:INSTANCE_OF]-(x2:GraphEntity)--(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
+    WHERE x2.kg <> $kg AND m.kg = x2.kg
+    WITH r LIMIT $max_instances
+    RETURN DISTINCT r
   }
-  MATCH (x2)--(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
-  WHERE m.kg = x2.kg
   RETURN DISTINCT r, 1 AS rank, 0.0 AS score, 0.0 AS words LIMIT $neighbour_limit
 """
 
