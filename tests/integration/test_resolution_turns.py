@@ -149,7 +149,10 @@ def test_a_shared_neighbour_is_found_behind_documents_not_resolved_yet(
         update={"max_instances_read": 1, "word_candidates": 0, "vector_candidates": 0}
     )
     resolve_document(ctx.resolution, None, one, kb.id, plant)
-    (elin,) = {rid for rid in _resolved_ids(neo4j_driver, kb.id, "elin brask") if rid}
+    # plant.md's Zorvath Industries is related to Elin Brask and Tromso, both resolved now.
+    relatives = {
+        rid for key in ("elin brask", "tromso") for rid in _resolved_ids(neo4j_driver, kb.id, key)
+    }
     for _ in range(3):  # newer than plant.md's Zorvath Industries: read first
         doc, (chunk,) = kb.document("Elin Brask runs Zorvath Industries.")
         kb.store.write_chunk_graph(
@@ -162,4 +165,5 @@ def test_a_shared_neighbour_is_found_behind_documents_not_resolved_yet(
     )
     profiles = ctx.resolution.document_profiles(kb.id, query, one)
     found = ctx.resolution.candidates(kb.id, query, profiles, one)
-    assert elin in {c.resolved_id for c in found.get("E. Brask", [])}
+    # One resolved relative read (the bound is 1): one of plant.md's, not none.
+    assert {c.resolved_id for c in found.get("E. Brask", [])} & relatives

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 __all__ = [
     "AUDIT",
-    "CANDIDATE_DETAILS",
     "DELETE_BASE_RESOLUTION",
     "DELETE_ORPHAN_RESOLVED",
     "DELETE_PINS",
@@ -126,8 +125,32 @@ _NEIGHBOURS = """
 """
 
 
+# What the rules compare of each candidate: its members (document, name, key), their
+# attributes and their neighbours' keys, each bounded. Read once per resolved entity however
+# many of the document's entities found it (colleagues share their relatives).
+_DETAILS = """
+  UNWIND per_row AS p
+  UNWIND p.found AS f
+  WITH DISTINCT f.r AS r
+  CALL (r) {
+    MATCH (r)<-[:RESOLVED_AS]-(m:GraphEntity)
+    WITH m LIMIT $max_members
+    CALL (m) {
+      NEIGHBOURS_OF_m
+    }
+    RETURN collect({kg: m.kg, name: m.name, typed: typed}) AS members,
+           collect(neighbours) AS neighbours,
+           collect(coalesce(m.attributes, [])[..$max_attributes]) AS attributes
+  }
+  RETURN collect({id: r.id, name: r.name, members: members, neighbours: neighbours,
+                  attributes: attributes}) AS details
+""".replace("NEIGHBOURS_OF_m", _neighbours_of("m"))
+
+
 def candidate_query(words: bool, vectors: bool, neighbours: bool) -> str:
-    """The candidate read with the branches in use (an unused one is never run)."""
+    """The candidate read with the branches in use (an unused one is never run), and what the
+    rules compare of the candidates, in one round trip: one row of `rows` (each name's
+    candidates, best first) and `details`."""
     branches = [_SAME_KEY] + [_WORDS] * words + [_VECTORS] * vectors + [_NEIGHBOURS] * neighbours
     inner = "UNION".join(f"\n  WITH row\n{b}" for b in branches)
     return (
@@ -135,28 +158,13 @@ def candidate_query(words: bool, vectors: bool, neighbours: bool) -> str:
         f"CALL (row) {{{inner}}}\n"
         "WITH row, r, min(rank) AS rank, max(score) AS score, max(words) AS words\n"
         "ORDER BY rank, score DESC, words DESC\n"
-        "WITH row, collect({id: r.id, score: score})[..$max_candidates] AS found\n"
-        "RETURN row.name AS name, found"
+        "WITH row, collect({r: r, score: score})[..$max_candidates] AS found\n"
+        "WITH collect({name: row.name, found: found}) AS per_row\n"
+        f"CALL (per_row) {{{_DETAILS}}}\n"
+        "RETURN [p IN per_row | {name: p.name,\n"
+        "        found: [f IN p.found | {id: f.r.id, score: f.score}]}] AS rows, details"
     )
 
-
-# What the rules compare of each candidate: its members (document, name, key), their
-# attributes and their neighbours' keys, each bounded.
-CANDIDATE_DETAILS = """
-UNWIND $ids AS rid
-MATCH (r:ResolvedEntity {id: rid}) WHERE r.kb = $kb
-CALL (r) {
-  MATCH (r)<-[:RESOLVED_AS]-(m:GraphEntity)
-  WITH m LIMIT $max_members
-  CALL (m) {
-    NEIGHBOURS_OF_m
-  }
-  RETURN collect({kg: m.kg, name: m.name, typed: typed}) AS members,
-         collect(neighbours) AS neighbours,
-         collect(coalesce(m.attributes, [])[..$max_attributes]) AS attributes
-}
-RETURN r.id AS id, r.name AS name, members, neighbours, attributes
-""".replace("NEIGHBOURS_OF_m", _neighbours_of("m"))
 
 # The decisions of one document's run, in one transaction: links (to a resolved entity, made if
 # need be) of nodes still unresolved (a task delivered twice writes nothing twice), then the

@@ -123,20 +123,23 @@ class Neo4jResolutionStore:
             "vector_limit": s.vector_candidates,
             "neighbour_limit": s.neighbour_candidates,
             "max_instances": s.max_instances_read,
+            "max_members": s.max_members,
+            "max_neighbours": s.max_neighbours,
+            "max_attributes": s.prompt_attributes,
         }
         query = cypher.candidate_query(
             words=s.word_candidates > 0, vectors=False, neighbours=s.neighbour_candidates > 0
         )
-        scores = _scores(self._run(query, params, write=False))
+        (first,) = self._run(query, params, write=False)
+        scores, details = _scores(first["rows"]), _details(first["details"], s)
         # Name vectors are the costliest read (the vector index all bases share): asked only for
         # the entities the other branches left without a candidate.
         unmatched = [row for row in rows if not scores.get(row["name"])]
         if unmatched and s.vector_candidates > 0:
             query = cypher.candidate_query(words=False, vectors=True, neighbours=False)
-            near = self._run(query, {**params, "rows": unmatched}, write=False)
-            scores.update(_scores(near))
-        ids = sorted({rid for by_id in scores.values() for rid in by_id})
-        details = self._details(kb, ids, s) if ids else {}
+            (near,) = self._run(query, {**params, "rows": unmatched}, write=False)
+            scores.update(_scores(near["rows"]))
+            details.update(_details(near["details"], s))
         result: dict[str, list[Candidate]] = {}
         for name, by_id in scores.items():
             result[name] = [
@@ -154,33 +157,6 @@ class Neo4jResolutionStore:
                 if rid in details
             ]
         return result
-
-    def _details(self, kb: str, ids: list[str], s: ResolutionSettings) -> dict[str, dict[str, Any]]:
-        rows = self._run(
-            cypher.CANDIDATE_DETAILS,
-            {
-                "kb": kb,
-                "ids": ids,
-                "max_members": s.max_members,
-                "max_neighbours": s.max_neighbours,
-                "max_attributes": s.prompt_attributes,
-            },
-            write=False,
-        )
-        return {
-            str(r["id"]): {
-                "name": str(r["name"]),
-                "members": tuple((str(m["kg"]), str(m["name"])) for m in r["members"]),
-                "single": tuple(single_targets(m["typed"]) for m in r["members"]),
-                "related": _typed(
-                    [pair for m in r["members"] for pair in m["typed"]], s.max_neighbours
-                ),
-                "attributes": _flat(r["attributes"], s.prompt_attributes),
-                # keys and resolved ids: up to two tokens per neighbour
-                "neighbours": frozenset(_flat(r["neighbours"], 2 * s.max_neighbours)),
-            }
-            for r in rows
-        }
 
     def write_plan(self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, plan: ResolutionPlan) -> None:
         """The run's links, then its homonym records, in one transaction."""
@@ -284,9 +260,27 @@ class Neo4jResolutionStore:
         ]
 
 
-def _scores(found: Rows) -> dict[str, dict[str, float]]:
+def _scores(found: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per profile name, its candidates' resolved ids and vector scores, in the order found."""
     return {str(r["name"]): {str(f["id"]): float(f["score"]) for f in r["found"]} for r in found}
+
+
+def _details(rows: Sequence[dict[str, Any]], s: ResolutionSettings) -> dict[str, dict[str, Any]]:
+    """Per resolved id, what the rules compare of it, each part bounded."""
+    return {
+        str(r["id"]): {
+            "name": str(r["name"]),
+            "members": tuple((str(m["kg"]), str(m["name"])) for m in r["members"]),
+            "single": tuple(single_targets(m["typed"]) for m in r["members"]),
+            "related": _typed(
+                [pair for m in r["members"] for pair in m["typed"]], s.max_neighbours
+            ),
+            "attributes": _flat(r["attributes"], s.prompt_attributes),
+            # keys and resolved ids: up to two tokens per neighbour
+            "neighbours": frozenset(_flat(r["neighbours"], 2 * s.max_neighbours)),
+        }
+        for r in rows
+    }
 
 
 def word_query(key: str, scope: str, s: ResolutionSettings) -> str:
