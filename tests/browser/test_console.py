@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +38,10 @@ pytestmark = pytest.mark.browser
 DOC_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 PROCESS_WAIT_S = 120.0
 EXTRACTION_DELAY_S = 1.0  # keeps each document visibly "finalizing" before it completes
-SLOW_ANSWER_DELAY_S = 20.0  # long enough that a busy CI machine clicks "stop" before the reply
+# The slow answer streams a piece every SLOW_PIECE_S, for about a minute: it is still streaming
+# when even a busy machine clicks "stop", and no read of it waits long enough to time out.
+SLOW_PIECE_S = 0.5
+SLOW_ANSWER = "Ship engines are large. " * 60
 KB_NAME = "Nordic plants"
 NOTE_TITLE = "meeting notes"
 EDITED_CHUNK_SIZE = 400
@@ -85,9 +89,9 @@ def _rules() -> list[dict[str, Any]]:
         },
         {
             "name": "slow answer",
-            "match": {"user": {"contains": SLOW_QUESTION}},
-            "reply": {"content": "Ship engines are large."},
-            "fault": {"delay_s": SLOW_ANSWER_DELAY_S},
+            "match": {"user": {"contains": "Passages:", "regex": re.escape(SLOW_QUESTION)}},
+            "reply": {"content": SLOW_ANSWER},
+            "fault": {"piece_delay_s": SLOW_PIECE_S},
         },
         {
             "name": "answer",
@@ -314,10 +318,12 @@ def stop_an_answer(b: Browser) -> None:
     question = b.find("#question")
     question.send_keys(SLOW_QUESTION)
     question.send_keys(Keys.ENTER)
+    b.text_in("#chat-log .msg.assistant:last-child .text", "Ship engines")  # it streams
     b.click("#stop")  # enabled only while an answer streams
     b.text_in("#chat-status", "stopped")
-    answers = b.driver.find_elements(By.CSS_SELECTOR, "#chat-log .msg.assistant")
-    assert "Stopped." in answers[-1].text
+    answer = b.driver.find_elements(By.CSS_SELECTOR, "#chat-log .msg.assistant")[-1].text
+    assert "Stopped." in answer
+    assert answer.count("Ship engines") < SLOW_ANSWER.count("Ship engines"), "never cut short"
     assert b.find("#send").is_enabled()
 
 

@@ -138,9 +138,11 @@ class Reply(_Strict):
 
 class Fault(_Strict):
     """Ways to misbehave; applied in order delay, dropped connection, context overflow, status,
-    malformed JSON, truncation."""
+    malformed JSON, truncation, then the pace of a streamed reply."""
 
     delay_s: float | None = Field(default=None, ge=0)
+    # A streamed reply waits this long before each of its events, as a slow model's tokens do.
+    piece_delay_s: float | None = Field(default=None, ge=0)
     drop_connection: bool = False  # close the connection without a byte of answer
     # Answer 400 as llama.cpp does when the prompt is over its context (`n_ctx` tokens).
     context_overflow: bool = False

@@ -23,7 +23,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -180,6 +180,13 @@ def _cut(choice: Choice) -> tuple[str | None, bool]:
     return text[:limit], True
 
 
+async def _paced(events: Iterator[str], pause_s: float) -> AsyncIterator[str]:
+    """`events`, each sent `pause_s` after the one before."""
+    for event in events:
+        await asyncio.sleep(pause_s)
+        yield event
+
+
 def _malformed_stream() -> Iterator[str]:
     """A stream whose second event is cut mid-JSON."""
     head = {"id": "chatcmpl-broken", "object": "chat.completion.chunk", "created": 0, "choices": []}
@@ -263,6 +270,9 @@ class _Handlers:
             piece_chars=self.state.script.stream_piece_chars,
             usage=usage,
         )
+        pause_s = choice.fault.piece_delay_s if choice.fault else None
+        if pause_s:
+            return StreamingResponse(_paced(events, pause_s), media_type="text/event-stream")
         return StreamingResponse(events, media_type="text/event-stream")
 
     async def embeddings(self, request: Request) -> Response:

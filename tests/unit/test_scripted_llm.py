@@ -187,6 +187,21 @@ def test_delay_makes_the_client_time_out(llm: ScriptedLlmServer, client: openai.
     assert time.monotonic() - started < SHORT_TIMEOUT_S * 3
 
 
+def test_piece_delay_paces_a_stream_under_the_read_timeout(
+    llm: ScriptedLlmServer, client: openai.OpenAI
+) -> None:
+    """Each event comes `piece_delay_s` after the last: the whole stream outlasts a read
+    timeout that no single wait reaches."""
+    pause_s = SHORT_TIMEOUT_S / 3
+    llm.set_rules([{"reply": {"content": "abcdefghijkl" * 4}, "fault": {"piece_delay_s": pause_s}}])
+    started = time.monotonic()
+    chunks = list(ask(client, "hi", stream=True, timeout=SHORT_TIMEOUT_S))
+    elapsed = time.monotonic() - started
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "abcdefghijkl" * 4
+    assert elapsed >= len(chunks) * pause_s > SHORT_TIMEOUT_S
+
+
 def test_status_fault_raises_server_error(llm: ScriptedLlmServer, client: openai.OpenAI) -> None:
     llm.set_rules([{"name": "boom", "fault": {"status": 500}}])
     with pytest.raises(openai.InternalServerError) as caught:
