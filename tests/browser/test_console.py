@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,7 +88,9 @@ def _rules() -> list[dict[str, Any]]:
         },
         {
             "name": "slow answer",
-            "match": {"user": {"contains": "Passages:", "regex": re.escape(SLOW_QUESTION)}},
+            # The answer's call only (its user message has the passages), not the question's
+            # entity call, which would wait its whole answer out.
+            "match": {"user": {"contains": "Passages:"}, "prompt": {"contains": SLOW_QUESTION}},
             "reply": {"content": SLOW_ANSWER},
             "fault": {"piece_delay_s": SLOW_PIECE_S},
         },
