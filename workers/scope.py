@@ -17,6 +17,7 @@ import threading
 from graphrag.services import Role, Services, open_services
 from graphrag.settings import Settings
 from workers.celery_app import app
+from workers.collector import tune_collector
 from workers.pool import sized_for_threads
 from workers.queue import CeleryTaskQueue
 
@@ -49,5 +50,9 @@ def process_scope() -> Services:
 
 def warm_up() -> None:
     """Open this process's connections now (database, Neo4j, schema checks, the slot count),
-    so the first task does not pay for it."""
-    process_scope().open()
+    so the first task does not pay for it; then tune the process's garbage collector
+    (`celery.gc_young_threshold`), even if a service was not up."""
+    try:
+        process_scope().open()
+    finally:
+        tune_collector(app.conf.graphrag_settings.celery.gc_young_threshold)

@@ -40,6 +40,9 @@ class CelerySettings(_Section):
     max_memory_per_child_mb: int = Field(
         ge=0, description="a prefork child larger than this after a task is replaced; 0: never"
     )
+    gc_young_threshold: int = Field(
+        ge=0, description="new objects between a worker's young collections; 0: Python's default"
+    )
     layout_poll_s: float = Field(gt=0.0, description="the fast layout checks its workers")
     layout_stop_grace_s: float = Field(gt=0.0, description="a stopped worker may take this long")
 
