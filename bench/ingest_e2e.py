@@ -2,7 +2,7 @@
 the least time the server needs for the run's calls, ceil(calls / S) * L.
 
     XDG_RUNTIME_DIR=/tmp .venv/bin/python bench/ingest_e2e.py [--docs 300 --latency-s 0.1
-        --slots 4,8 --embeddings server --names shared]
+        --slots 4,8 --embeddings server --names shared --layout split --before REV]
 
 Each round uploads N generated documents (about two chunks each) through the REST batch
 upload of a `graphrag serve` process, `--uploads-in-flight` requests at a time; a docparse
@@ -26,6 +26,12 @@ A first round of `--warmup-docs` documents (300 by default) is run and not repor
 work after a Neo4j start is partly spent in its JIT compiler (a Neo4j just started needs about
 a thousand documents before its figures settle). `--repeat N` runs every slot count N times and
 ends with each one's median (`ingest_e2e_sS_median`).
+`--layout split,plain` runs every slot count in both worker layouts (the plain rounds' lines are
+named `ingest_e2e_sS_plain`) and ends with `ingest_e2e_sS: plain_wall/split_wall`.
+`--before REV` runs REV's own copy of this bench (a git worktree sharing this checkout's `.venv`
+and running services: its code, workers and API) before each repeat of ours, same options, split
+layout, its own warm-up, and ends with `ingest_e2e_sS_core_ms_per_chunk: ours/before_REV`, the
+medians of the busy core-ms per chunk: the same machine at the same hour, the rounds alternated.
 The server measures requests in flight: `peak` (received at once; never above S when the
 workers respect the limit) and `mean` (time-weighted, served at once, over its span).
 Embeddings come from the scripted server (`--embeddings server`, the default: no model on the
@@ -40,12 +46,14 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +65,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bench.cpu_window import CpuSpent, CpuWindow, wait_quiet
 from bench.harness import print_header, print_ratio, services_env
+from bench.revision_run import run_bench_at
 from bench.sample_text import paragraphs
 from graphrag.db.engine import make_engine, make_session_factory, session_scope
 from graphrag.db.enums import ParseStatus
@@ -79,6 +88,21 @@ POLL_S = 0.1
 QUIET_SHARE = 0.1
 QUIET_INTERVAL_S = 0.5
 LOGS = data_dir() / "bench-logs"
+LAYOUTS = ("split", "plain")
+# The options a revision's copy of this bench shares with it, as far back as 57582ea.
+SHARED_OPTIONS = (
+    "docs",
+    "latency_s",
+    "embeddings",
+    "names",
+    "docparse_concurrency",
+    "graph_workers",
+    "batch_files",
+    "uploads_in_flight",
+    "redis_db",
+    "timeout_s",
+    "warmup_docs",
+)
 
 
 def _reply(suffix: str = "") -> dict[str, Any]:
@@ -107,7 +131,7 @@ class Config:
     embeddings: str
     names: str
     docparse_concurrency: int
-    layout: str
+    layouts: list[str]
     graph_workers: int
     batch_files: int
     uploads_in_flight: int
@@ -115,11 +139,13 @@ class Config:
     timeout_s: float
     warmup_docs: int
     repeat: int
+    before: str | None
 
 
 @dataclass(frozen=True)
 class RoundResult:
     slots: int
+    layout: str
     docs: int
     wall_s: float
     completed: int
@@ -156,11 +182,10 @@ def _args() -> Config:
     )
     parser.add_argument(
         "--layout",
-        choices=["split", "plain"],
         default="split",
-        help="split: a docparse worker and a graph worker on threads (what `graphrag worker` "
-        "runs with no options); plain: one prefork worker of every queue, as `graphrag worker "
-        "--pool prefork` runs",
+        help="comma-separated, one round of each slot count per layout: split: a docparse worker "
+        "and a graph worker on threads (what `graphrag worker` runs with no options); plain: "
+        "one prefork worker of every queue, as `graphrag worker --pool prefork` runs",
     )
     parser.add_argument("--batch-files", type=int, default=25, help="files per upload request")
     parser.add_argument("--uploads-in-flight", type=int, default=4)
@@ -175,7 +200,15 @@ def _args() -> Config:
     parser.add_argument(
         "--repeat", type=int, default=1, help="rounds of each slot count; above 1, medians too"
     )
+    parser.add_argument(
+        "--before",
+        help="a git revision whose own copy of this bench runs before each repeat of ours (split "
+        "layout, same parameters, its own warm-up): its busy core-ms per chunk against ours",
+    )
     a = parser.parse_args()
+    layouts = a.layout.split(",")
+    if not set(layouts) <= set(LAYOUTS):
+        parser.error(f"--layout: each of {', '.join(LAYOUTS)}")
     return Config(
         docs=a.docs,
         latency_s=a.latency_s,
@@ -183,7 +216,7 @@ def _args() -> Config:
         embeddings=a.embeddings,
         names=a.names,
         docparse_concurrency=a.docparse_concurrency,
-        layout=a.layout,
+        layouts=layouts,
         graph_workers=a.graph_workers,
         batch_files=a.batch_files,
         uploads_in_flight=a.uploads_in_flight,
@@ -191,6 +224,7 @@ def _args() -> Config:
         timeout_s=a.timeout_s,
         warmup_docs=a.warmup_docs,
         repeat=a.repeat,
+        before=a.before,
     )
 
 
@@ -348,7 +382,7 @@ class Bench:
         self.kb_ids.append(kb_id)
         return kb_id
 
-    def round(self, slots: int, docs: int) -> RoundResult:
+    def round(self, slots: int, docs: int, layout: str) -> RoundResult:
         from workers.celery_app import create_celery
 
         tag = f"e2e-s{slots}-{uuid.uuid4().hex[:6]}"
@@ -359,7 +393,7 @@ class Bench:
             background_slots_key(self.settings.llm)
         )
         c = self.settings.celery
-        plain = self.cfg.layout == "plain"
+        plain = layout == "plain"
         docparse = WorkerProcess(
             self.env,
             LOGS / "e2e-docparse.log",
@@ -399,6 +433,7 @@ class Bench:
         stats_at = time.monotonic() - started
         return RoundResult(
             slots,
+            layout,
             docs,
             wall,
             completed,
@@ -446,7 +481,8 @@ def _report(cfg: Config, r: RoundResult) -> None:
         f"retries={r.retries} peak_in_flight={s['peak_received']}/{r.slots} "
         f"peak_served={s['peak_active']} mean_in_flight={s['mean_active']:.2f}"
     )
-    print_ratio(f"ingest_e2e_s{r.slots}", "wall", "llm_floor", r.wall_s / floor, detail)
+    name = _name(r.slots, r.layout)
+    print_ratio(name, "wall", "llm_floor", r.wall_s / floor, detail)
     lead = r.stats_at_s - s["first_ago_s"]
     tail = r.wall_s - (r.stats_at_s - s["last_ago_s"])
     span = (
@@ -454,24 +490,107 @@ def _report(cfg: Config, r: RoundResult) -> None:
         f"utilisation={s['busy_s'] / (r.slots * r.wall_s):.0%} of the wall "
         f"lead={lead:.2f}s tail={tail:.2f}s"
     )
-    print_ratio(f"ingest_e2e_s{r.slots}", "llm_span", "llm_floor", s["span_s"] / floor, span)
+    print_ratio(name, "llm_span", "llm_floor", s["span_s"] / floor, span)
     c = r.cpu
     by_kind = " ".join(
         f"{kind}={spent:.1f}s(sys {c.system_by_kind.get(kind, 0.0):.1f})"
         for kind, spent in sorted(c.by_kind.items(), key=lambda kv: -kv[1])
         if spent >= 0.05
     )
-    busy = c.cores_s - c.idle_s - c.stolen_s
+    busy = _busy_s(r)
     cpu = f"busy={busy:.1f} stolen={c.stolen_s:.1f} of {c.cores_s:.1f} core-s; {by_kind}"
-    print_ratio(f"ingest_e2e_s{r.slots}", "cpu_busy", "cpu_available", busy / c.cores_s, cpu)
-    ms = busy / max(r.calls, 1) * 1000
-    detail_chunk = f"{busy:.1f} core-s for {r.calls} chunks, one LLM call each; {cfg.layout}"
-    print(f"ingest_e2e_s{r.slots}: busy_core_ms_per_chunk = {ms:.1f} ({detail_chunk})")
+    print_ratio(name, "cpu_busy", "cpu_available", busy / c.cores_s, cpu)
+    detail_chunk = f"{busy:.1f} core-s for {r.calls} chunks, one LLM call each; {r.layout}"
+    print(f"{name}: busy_core_ms_per_chunk = {_ms_per_chunk(r):.1f} ({detail_chunk})")
+
+
+def _summarise(
+    cfg: Config,
+    results: dict[tuple[str, int], list[RoundResult]],
+    before: dict[int, list[float]],
+) -> None:
+    """Medians over repeats, the plain layout's wall over the split's, and the busy CPU per
+    chunk over the earlier revision's."""
+    for (layout, slots), rounds in results.items():
+        if cfg.repeat > 1:
+            values = sorted(r.wall_s / _floor_s(cfg, r) for r in rounds)
+            detail = f"runs={len(values)} " + " ".join(f"{v:.2f}" for v in values)
+            name = f"{_name(slots, layout)}_median"
+            print_ratio(name, "wall", "llm_floor", statistics.median(values), detail)
+    for slots in cfg.slots:
+        split, plain = results.get(("split", slots)), results.get(("plain", slots))
+        if split and plain:
+            walls = [statistics.median(r.wall_s for r in rs) for rs in (plain, split)]
+            detail = f"plain={walls[0]:.2f}s split={walls[1]:.2f}s, medians of {len(split)}"
+            print_ratio(
+                f"ingest_e2e_s{slots}", "plain_wall", "split_wall", walls[0] / walls[1], detail
+            )
+        if split and before.get(slots):
+            ours = statistics.median(_ms_per_chunk(r) for r in split)
+            old = statistics.median(before[slots])
+            runs = f"medians of {len(split)} and {len(before[slots])} rounds"
+            detail = f"ours={ours:.1f} before={old:.1f} core-ms, {runs}"
+            print_ratio(
+                f"ingest_e2e_s{slots}_core_ms_per_chunk",
+                "ours",
+                f"before_{cfg.before}",
+                ours / old,
+                detail,
+            )
+
+
+def _before_round(cfg: Config, environ: Mapping[str, str]) -> dict[int, float]:
+    """The busy core-ms per chunk of one round of each slot count by `cfg.before`'s own copy of
+    this bench (same options, its own warm-up, split layout); its header is shown for its load."""
+    options = [f"--{name.replace('_', '-')}={getattr(cfg, name)}" for name in SHARED_OPTIONS]
+    options += ["--repeat=1", "--slots=" + ",".join(str(slots) for slots in cfg.slots)]
+    budget_s = cfg.timeout_s * (1 + len(cfg.slots))
+    lines = run_bench_at(str(cfg.before), "bench/ingest_e2e.py", options, environ, budget_s)
+    calls: dict[int, int] = {}
+    busy: dict[int, float] = {}
+    for line in lines:
+        if line.startswith("# machine:"):
+            print(f"# before ({cfg.before}) {line.removeprefix('# ')}")
+        name, _, rest = line.partition(": ")
+        count = name.removeprefix("ingest_e2e_s")
+        if not count.isdigit():
+            continue
+        if rest.startswith("wall/llm_floor"):
+            calls[int(count)] = int(_field(rest, "calls"))
+        elif rest.startswith("cpu_busy/cpu_available"):
+            busy[int(count)] = float(_field(rest, "busy"))
+    ms = {slots: busy[slots] / calls[slots] * 1000 for slots in busy}
+    for slots, value in ms.items():
+        print(f"# before ({cfg.before}) S = {slots}: {value:.1f} busy core-ms per chunk")
+    return ms
+
+
+def _field(text: str, key: str) -> str:
+    """The value of `key=` in a bench line's detail (after a space or the opening bracket)."""
+    found = re.search(rf"[ (]{key}=([0-9.]+)", text)
+    if found is None:
+        raise SystemExit(f"no {key}= in: {text}")
+    return found.group(1)
+
+
+def _name(slots: int, layout: str) -> str:
+    return f"ingest_e2e_s{slots}" + ("" if layout == "split" else f"_{layout}")
+
+
+def _busy_s(r: RoundResult) -> float:
+    c = r.cpu
+    return c.cores_s - c.idle_s - c.stolen_s
+
+
+def _ms_per_chunk(r: RoundResult) -> float:
+    return _busy_s(r) / max(r.calls, 1) * 1000
 
 
 def main() -> None:
     cfg = _args()
     print_header("ingest_e2e", vars(cfg))
+    # As started: the settings below point this process's environment at the run's database.
+    environ = dict(os.environ)
     services = services_env()
     db_url = create_database(services["DATABASE_URL"], "bench_e2e")
     llm_port, api_port = free_port(), free_port()
@@ -492,19 +611,20 @@ def main() -> None:
         _wait_http(f"{api_url}/health", api)
         if cfg.warmup_docs:
             # The first work after a Neo4j start runs partly in its JIT compiler: not measured.
-            warm = bench.round(cfg.slots[0], cfg.warmup_docs)
+            warm = bench.round(cfg.slots[0], cfg.warmup_docs, cfg.layouts[0])
             print(f"# warm-up: {warm.docs} documents at S = {warm.slots} in {warm.wall_s:.1f}s")
-        ratios: dict[int, list[float]] = {slots: [] for slots in cfg.slots}
+        results: dict[tuple[str, int], list[RoundResult]] = {}
+        before: dict[int, list[float]] = {}
         for _ in range(cfg.repeat):
-            for slots in cfg.slots:
-                result = bench.round(slots, cfg.docs)
-                _report(cfg, result)
-                ratios[slots].append(result.wall_s / _floor_s(cfg, result))
-        if cfg.repeat > 1:
-            for slots, values in ratios.items():
-                detail = f"runs={len(values)} " + " ".join(f"{v:.2f}" for v in sorted(values))
-                name = f"ingest_e2e_s{slots}_median"
-                print_ratio(name, "wall", "llm_floor", statistics.median(values), detail)
+            # The earlier revision's rounds alternate with ours: the machine's speed drifts.
+            for slots, ms in (_before_round(cfg, environ) if cfg.before else {}).items():
+                before.setdefault(slots, []).append(ms)
+            for layout in cfg.layouts:
+                for slots in cfg.slots:
+                    result = bench.round(slots, cfg.docs, layout)
+                    _report(cfg, result)
+                    results.setdefault((layout, slots), []).append(result)
+        _summarise(cfg, results, before)
     finally:
         _stop(api)
         _stop(llm)
