@@ -209,6 +209,8 @@ def _args() -> Config:
     layouts = a.layout.split(",")
     if not set(layouts) <= set(LAYOUTS):
         parser.error(f"--layout: each of {', '.join(LAYOUTS)}")
+    if a.before and "split" not in layouts:
+        parser.error("--before compares split rounds: --layout needs split")
     return Config(
         docs=a.docs,
         latency_s=a.latency_s,
