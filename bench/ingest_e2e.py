@@ -206,7 +206,7 @@ def _args() -> Config:
         "layout, same parameters, its own warm-up): its busy core-ms per chunk against ours",
     )
     a = parser.parse_args()
-    layouts = a.layout.split(",")
+    layouts = list(dict.fromkeys(a.layout.split(",")))  # each layout once, in the order given
     if not set(layouts) <= set(LAYOUTS):
         parser.error(f"--layout: each of {', '.join(LAYOUTS)}")
     if a.before and "split" not in layouts:
@@ -513,8 +513,8 @@ def _summarise(
 ) -> None:
     """Medians over repeats, the plain layout's wall over the split's, and the busy CPU per
     chunk over the earlier revision's."""
-    for (layout, slots), rounds in results.items():
-        if cfg.repeat > 1:
+    if cfg.repeat > 1:
+        for (layout, slots), rounds in results.items():
             values = sorted(r.wall_s / _floor_s(cfg, r) for r in rounds)
             detail = f"runs={len(values)} " + " ".join(f"{v:.2f}" for v in values)
             name = f"{_name(slots, layout)}_median"
@@ -561,7 +561,8 @@ def _before_round(cfg: Config, environ: Mapping[str, str]) -> dict[int, float]:
             calls[int(count)] = int(_field(rest, "calls"))
         elif rest.startswith("cpu_busy/cpu_available"):
             busy[int(count)] = float(_field(rest, "busy"))
-    ms = {slots: busy[slots] / calls[slots] * 1000 for slots in busy}
+    # A slot count missing a line (or its calls) gives no figure rather than a crash.
+    ms = {slots: busy[slots] / calls[slots] * 1000 for slots in busy if calls.get(slots)}
     for slots, value in ms.items():
         print(f"# before ({cfg.before}) S = {slots}: {value:.1f} busy core-ms per chunk")
     return ms
