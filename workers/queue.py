@@ -33,10 +33,14 @@ def routing_conf(settings: Settings) -> dict[str, Any]:
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],
-        # Redis redelivers a message left unacknowledged this long. Set above every task's time
-        # limit (and retry countdown) so a running task is not delivered twice. Messages the
-        # broker loses outright are sent again from the outbox (graphrag/outbox/relay.py).
-        "broker_transport_options": {"visibility_timeout": c.broker_visibility_timeout_s},
+        # The outbox (graphrag/outbox/relay.py) sends lost work again: Redis's own copy of each
+        # held message is optional. With it, Redis redelivers a message left unacknowledged
+        # past a timeout set above every task's time limit (and retry countdown), so a running
+        # task is not delivered twice.
+        "broker_transport_options": {
+            "ack_emulation": c.broker_ack_emulation,
+            "visibility_timeout": c.broker_visibility_timeout_s,
+        },
         "task_default_queue": c.default_queue,
         "task_queues": [Queue(name) for name in c.queues],
         "task_routes": {

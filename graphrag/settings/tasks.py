@@ -29,6 +29,7 @@ class CelerySettings(_Section):
     retry_backoff_max_s: int
     result_expires_s: int
     beat_schedule_file: Path
+    broker_ack_emulation: bool
     broker_visibility_timeout_s: int
     graph_pool: Literal["threads", "prefork"]
     graph_threads_per_slot: int = Field(ge=1)
