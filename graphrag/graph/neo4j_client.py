@@ -28,6 +28,7 @@ def connect_driver(settings: Neo4jSettings) -> Driver:
         max_connection_pool_size=settings.max_connection_pool_size,
         max_connection_lifetime=settings.max_connection_lifetime_s,
         connection_timeout=settings.connection_timeout_s,
+        notifications_min_severity=settings.notifications_min_severity,
     )
     for attempt in range(1, settings.connect_retries + 1):
         try:

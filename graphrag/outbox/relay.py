@@ -13,7 +13,10 @@ within `relay_interval_s`, does the rest):
    `parse_in_flight` are in flight, graph rows while fewer than `graph_in_flight` are, picked
    round-robin across documents so a small document never waits behind a large one's chunks.
 The due rows go to the broker in one batch; a broker that refuses it leaves them due for the
-next pass.
+next pass. The entity resolution rows of one base share one message per pass: the run it starts
+(or the run holding the base's turn) takes every live row of the base, so the others would only
+find the work taken (graphrag/ingest/graph/entity_resolution.py). They are marked sent all the
+same, so a lost message leaves each to its own visibility timeout.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ from sqlalchemy import (
     Select,
     bindparam,
     case,
+    cast,
     func,
     literal,
+    null,
     select,
     union_all,
     update,
@@ -40,7 +45,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import EvalRunStatus, GraphStatus, OutboxLane, OutboxStatus
 from graphrag.db.lifecycle import finish_chunk_subtask, mark_failed
-from graphrag.db.models import EvalRun, OutboxTask, core_table
+from graphrag.db.models import EvalRun, Knowledge, OutboxTask, core_table
 from graphrag.db.outbox import TaskName
 from graphrag.errors import BrokerUnavailableError
 from graphrag.settings import OutboxSettings
@@ -183,7 +188,17 @@ def _fail_work(session: Session, row: OutboxTask, reason: str) -> None:
 
 _OUTBOX = core_table(OutboxTask)
 _O = _OUTBOX.c
+_K = core_table(Knowledge).c
 _COLUMNS = (_O.id, _O.task_name, _O.args)
+# A direct row's base when it is a resolution row (the pass sends one message per base); else,
+# and in the other lanes, null.
+_SHARED_BY = case(
+    (
+        _O.task_name == TaskName.RESOLVE_ENTITIES.value,
+        select(_K.kb_id).where(_K.id == _O.knowledge_id).scalar_subquery(),
+    ),
+    else_=None,
+)
 
 
 def _room(lane: OutboxLane, cap: str) -> ColumnElement[int]:
@@ -197,7 +212,8 @@ def _room(lane: OutboxLane, cap: str) -> ColumnElement[int]:
 
 def _due(lane: OutboxLane, part: int) -> Select[Any]:
     """A lane's due rows, with the lane's place in the sending order (`part`)."""
-    return select(*_COLUMNS, literal(part).label("part")).where(
+    shared_by = _SHARED_BY if lane is OutboxLane.DIRECT else cast(null(), _K.kb_id.type)
+    return select(*_COLUMNS, shared_by.label("shared_by"), literal(part).label("part")).where(
         _O.lane == lane,
         _O.status == OutboxStatus.PENDING,
         _O.resends <= bindparam("p_max_resends"),
@@ -224,7 +240,7 @@ _lanes = union_all(
     .order_by(_ranked.c.turn, _ranked.c.id)
     .limit(_room(OutboxLane.GRAPH, "p_graph_cap")),
 ).subquery()
-_DUE = select(_lanes.c.id, _lanes.c.task_name, _lanes.c.args).order_by(
+_DUE = select(_lanes.c.id, _lanes.c.task_name, _lanes.c.args, _lanes.c.shared_by).order_by(
     _lanes.c.part, _lanes.c.turn, _lanes.c.id
 )
 _MARK_SENT = (
@@ -240,30 +256,47 @@ _MARK_SENT = (
 )
 
 
-_Due = tuple[int, str, list[Any]]
+_Due = tuple[int, str, list[Any], uuid.UUID | None]
 
 
 def pick_due(session: Session, settings: OutboxSettings) -> list[_Due]:
-    """The rows to send now, as (id, task name, args), in sending order."""
+    """The rows to send now, as (id, task name, args, the base whose message the row shares
+    or None), in sending order."""
     params = {
         "p_max_resends": settings.max_resends,
         "p_batch": settings.batch_size,
         "p_parse_cap": settings.parse_in_flight,
         "p_graph_cap": settings.graph_in_flight,
     }
-    return [(row_id, name, args) for row_id, name, args in session.execute(_DUE, params)]
+    return [
+        (row_id, name, args, shared_by)
+        for row_id, name, args, shared_by in session.execute(_DUE, params)
+    ]
+
+
+def _messages(rows: list[_Due]) -> list[tuple[str, list[Any]]]:
+    """The rows' messages: one per row, but one per base for the rows that share one."""
+    bases: set[uuid.UUID] = set()
+    messages = []
+    for _, name, args, shared_by in rows:
+        if shared_by is not None:
+            if shared_by in bases:
+                continue
+            bases.add(shared_by)
+        messages.append((name, args))
+    return messages
 
 
 def _send(
     session: Session, sender: TaskQueue, rows: list[_Due], epoch: str
 ) -> tuple[int, str | None]:
-    """Send the rows as one batch and mark them sent (same transaction); a broker that refuses
-    leaves them all due."""
+    """Send the rows' messages as one batch and mark the rows sent (same transaction); a
+    broker that refuses leaves them all due."""
     if not rows:
         return 0, None
     try:
-        sender.send_batch([(name, args) for _, name, args in rows])
+        sender.send_batch(_messages(rows))
     except BrokerUnavailableError as exc:
         return 0, exc.message
-    session.execute(_MARK_SENT, {"p_ids": [row_id for row_id, _, _ in rows], "p_epoch": epoch})
+    session.execute(_MARK_SENT, {"p_ids": [row[0] for row in rows], "p_epoch": epoch})
     return len(rows), None

@@ -42,6 +42,7 @@ class Neo4jSettings(_Section):
     max_connection_pool_size: int
     max_connection_lifetime_s: int
     transaction_timeout_s: float
+    notifications_min_severity: Literal["OFF", "WARNING", "INFORMATION"]
     index_await_s: float
     delete_batch_size: int
     home: Path

@@ -75,3 +75,21 @@ def test_a_server_that_comes_up_late_is_waited_for(
             driver.close()
     tries = len(_attempts(caplog))
     assert 1 <= tries < PATIENT_RETRIES  # refused while down, connected once it listened
+
+
+@pytest.mark.parametrize(("severity", "noted"), [("OFF", False), ("WARNING", True)])
+def test_query_notifications_reach_the_driver_only_when_asked_for(
+    settings: Settings, severity: str, noted: bool
+) -> None:
+    # A property key no node has ever held draws the server's UnknownPropertyKeyWarning.
+    neo4j = settings.neo4j.model_copy(update={"notifications_min_severity": severity})
+    driver = connect_driver(neo4j)
+    try:
+        _, summary, _ = driver.execute_query(
+            "MATCH (n:GraphEntity) WHERE n.key_no_node_has_held = 1 RETURN n",
+            database_=neo4j.database,
+        )
+    finally:
+        driver.close()
+    codes = [n["code"] for n in summary.notifications or []]
+    assert ("Neo.ClientNotification.Statement.UnknownPropertyKeyWarning" in codes) is noted

@@ -24,6 +24,7 @@ from graphrag.db.outbox import (
     process_document,
     record_failure,
     record_start,
+    resolve_entities,
     run_evaluation,
     settle,
 )
@@ -194,6 +195,27 @@ def test_rows_sent_to_a_broker_that_lost_its_messages_go_again_at_once(
     assert [r.resends for r in _rows(sessions)] == [0, 0]
 
 
+def test_the_resolution_rows_of_one_base_share_one_message_a_pass(
+    sessions: sessionmaker[Session], settings: Settings
+) -> None:
+    first = _document(sessions)
+    second, other = _document(sessions, sibling_of=first), _document(sessions)
+    with session_scope(sessions) as session:
+        enqueue(session, *(resolve_entities(doc) for doc in (first, second, other)))
+    queue = RecordingQueue()
+    assert relay_once(sessions, queue, settings.outbox).sent == 3
+    # The run the first message starts takes the second document's row too (a live row).
+    assert queue.sent == [
+        ("graph.resolve_entities", [str(first)]),
+        ("graph.resolve_entities", [str(other)]),
+    ]
+    assert [r.status for r in _rows(sessions)] == [OutboxStatus.SENT] * 3
+    with session_scope(sessions) as session:
+        enqueue(session, resolve_entities(second), rearm=True)
+    assert relay_once(sessions, queue, settings.outbox).sent == 1  # due again: its own message
+    assert queue.sent[-1] == ("graph.resolve_entities", [str(second)])
+
+
 def _age_sent_rows(sessions: sessionmaker[Session], seconds: int) -> None:
     """Move every sent row's lease back in time, as if its task had been silent that long."""
     back = timedelta(seconds=seconds)
@@ -288,16 +310,24 @@ def _document_base(sessions: sessionmaker[Session]) -> uuid.UUID:
         return row.kb_id
 
 
-def _document(sessions: sessionmaker[Session]) -> uuid.UUID:
-    """A pending document row (with its base and tenant), written straight to the tables."""
-    tenant, kb, doc = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+def _document(sessions: sessionmaker[Session], sibling_of: uuid.UUID | None = None) -> uuid.UUID:
+    """A pending document row (with its base and tenant, or those of `sibling_of`), written
+    straight to the tables."""
+    doc = uuid.uuid4()
     with session_scope(sessions) as session:
-        session.add(Tenant(id=tenant, name=f"t-{tenant.hex[:8]}"))
-        session.flush()
-        session.add(
-            KnowledgeBase(id=kb, tenant_id=tenant, name="kb", embedding_model="m", chat_model="m")
-        )
-        session.flush()
+        if sibling_of is None:
+            tenant, kb = uuid.uuid4(), uuid.uuid4()
+            session.add(Tenant(id=tenant, name=f"t-{tenant.hex[:8]}"))
+            session.flush()
+            base = KnowledgeBase(
+                id=kb, tenant_id=tenant, name="kb", embedding_model="m", chat_model="m"
+            )
+            session.add(base)
+            session.flush()
+        else:
+            sibling = session.get(Knowledge, sibling_of)
+            assert sibling is not None
+            tenant, kb = sibling.tenant_id, sibling.kb_id
         session.add(
             Knowledge(
                 id=doc,

@@ -10,10 +10,11 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from neo4j import Driver
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
+from graphrag.db.enums import OutboxStatus
 from graphrag.db.models import OutboxTask
 from graphrag.db.outbox import TaskLease, TaskName, enqueue, resolve_entities
 from graphrag.graph.resolution.resolver import resolve_document
@@ -112,6 +113,33 @@ def test_a_document_gone_or_reprocessed_is_settled_with_nothing_done(
         assert _lease(gone).renew(session)
     assert resolve_document_entities(ctx, gone, _lease(gone)) is None
     assert _owed(kb.sessions, gone) == []
+
+
+def test_a_gone_documents_task_hands_back_the_rows_its_message_stood_for(
+    kb: GraphKb, neo4j_driver: Driver, settings: Settings
+) -> None:
+    plant, people = one_entity_in_two_documents(kb)
+    ctx = _context(settings, kb, neo4j_driver)
+    gone = uuid.uuid4()
+    docs = (gone, plant, people)
+    with session_scope(kb.sessions) as session:
+        enqueue(session, *(resolve_entities(doc) for doc in docs))
+        # One relay pass marked the three sent (one transaction: one sent_at) and sent one
+        # message, the gone document's, deleted since.
+        session.execute(
+            update(OutboxTask)
+            .where(OutboxTask.knowledge_id.in_(docs))
+            .values(status=OutboxStatus.SENT, sent_at=func.now())
+        )
+        assert _lease(gone).renew(session)
+    assert resolve_document_entities(ctx, gone, _lease(gone)) is None
+    with kb.sessions() as session:
+        rows = session.execute(
+            select(OutboxTask.knowledge_id, OutboxTask.status).where(
+                OutboxTask.knowledge_id.in_(docs)
+            )
+        ).all()
+    assert sorted(rows) == sorted([(plant, OutboxStatus.PENDING), (people, OutboxStatus.PENDING)])
 
 
 def test_a_known_name_is_found_behind_documents_not_resolved_yet(

@@ -10,7 +10,10 @@ that finds the lock held does not wait for it: it leaves its outbox row live and
 run holding the lock takes that row when it is done with its own. So a burst of completions is
 resolved by one run, document after document, and no worker thread sits waiting on a lock. The
 holder looks for waiting rows again after it lets go of the lock (a task that found it held had
-written its row before trying), so no row is left without a run to take it.
+written its row before trying), so no row is left without a run to take it. For the same reason
+the outbox relay sends one message for the rows of a base it finds due together: the rows were
+written before the message went, so the run it starts, or the run holding the turn, takes them;
+a task whose document went meanwhile (its base unknown) hands them back to the relay.
 """
 
 from __future__ import annotations
@@ -140,6 +143,9 @@ def resolve_document_entities(
         owed = lease.renew(session)
         kb_id = session.scalar(select(Knowledge.kb_id).where(Knowledge.id == knowledge_id))
         if kb_id is None or ctx.resolution is None:
+            # The document went (or this worker has no graph): the base's rows this task's
+            # message stood for go back to the relay, which sends them anew.
+            lease.hand_back_shared(session)
             lease.settle(session)
             return None
     if not owed:
