@@ -177,16 +177,18 @@ _RECORD_FAILURE = (
     )
 )
 _SETTLE = delete(_OUTBOX).where(_LIVE_ROW)
-# The rows the relay marked sent in the same pass as a task's row (one transaction: the same
-# `sent_at`) under the same task name, and not started: the rows whose message it carried.
-_own_send = select(_O.sent_at).where(_LIVE_ROW).scalar_subquery()
+# The rows of a task's name the relay marked sent in the same pass as the task's row (one
+# transaction: the same `sent_at`) and not started yet: those its message stood for, and those
+# of other bases whose own message is on its way (made due again, they get a second one, which
+# finds its work taken or does it once).
+_OWN_SEND = select(_O.sent_at).where(_LIVE_ROW).scalar_subquery()
 _REARM_SHARED = (
     update(_OUTBOX)
     .where(
         _O.task_name == bindparam("p_name"),
         _O.status == OutboxStatus.SENT,
         _O.started_at.is_(None),
-        _O.sent_at == _own_send,
+        _O.sent_at == _OWN_SEND,
     )
     .values(status=OutboxStatus.PENDING)
 )
@@ -246,12 +248,11 @@ class TaskLease:
         """The task ended for good: its row goes (False when there was none)."""
         return settle(session, self.name, self.args)
 
-    def hand_back_shared(self, session: Session) -> int:
-        """Make due again the rows whose message this task's carried (the relay sends one for
-        the entity resolution rows of a base), for a task that cannot take them: the next relay
-        pass sends them anew. How many there were."""
-        params = {**self.params(), "p_name": self.name}
-        return int(session.execute(_REARM_SHARED, params).rowcount)  # type: ignore[attr-defined]
+    def hand_back_shared(self, session: Session) -> None:
+        """Make due again the unstarted rows the relay sent with this task's row (it sends one
+        message for the entity resolution rows of a base), for a task that cannot take them:
+        the next relay pass sends them anew."""
+        session.execute(_REARM_SHARED, {**self.params(), "p_name": self.name})
 
     def params(self) -> dict[str, str]:
         """The bound parameters of a statement built by `started_with`."""
