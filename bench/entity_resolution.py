@@ -8,8 +8,9 @@ surname alone) with one or two of its neighbours (the employer written out in fu
 of the documents: "Orla Laboratories" for "Orla Labs"). A share of the people are homonyms: two
 people of one full name with different employers and cities. Each document's graph is written
 with `Neo4jGraphStore.write_chunk_graph` under a fresh base and resolved with
-`resolve_document`, one document after the other, without name vectors, with the rules alone
-unless `--llm` is given.
+`resolve_documents`, one document after the other (`--batch N`: N documents written, then
+resolved together, as a run of the ingestion does; a document's time is the batch's over N),
+without name vectors, with the rules alone unless `--llm` is given.
 
 `--preload` lists base sizes: for each, the same corpus is resolved in a fresh base first filled
 with that many resolved entities of other names (written in bulk, one node each, a tenth of them
@@ -46,7 +47,7 @@ from graphrag.graph.models import GraphData, GraphNode, GraphRelation
 from graphrag.graph.names import name_key
 from graphrag.graph.neo4j_client import connect_driver
 from graphrag.graph.neo4j_store import Neo4jGraphStore
-from graphrag.graph.resolution.resolver import resolve_document
+from graphrag.graph.resolution.resolver import resolve_documents
 from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.llm.client import LlmClient
 from graphrag.settings import ResolutionSettings, Settings
@@ -183,6 +184,9 @@ def main() -> None:
     parser.add_argument(
         "--variants", type=float, default=0.0, help="share of employers written out in full"
     )
+    parser.add_argument(
+        "--batch", type=int, default=1, help="documents written, then resolved together"
+    )
     args = parser.parse_args()
     os.environ.update(services_env())
     settings = Settings()
@@ -200,7 +204,7 @@ def main() -> None:
     graph.ensure_schema()
     store = Neo4jResolutionStore(driver, settings.neo4j)
     store.ensure_schema()
-    run = _Run(driver, settings, graph, store, llm, s, args.variants)
+    run = _Run(driver, settings, graph, store, llm, s, args.variants, args.batch)
     medians: dict[int, float] = {}
     try:
         for preload in args.preload:
@@ -226,6 +230,7 @@ class _Run:
     llm: LlmClient | None
     s: ResolutionSettings
     variants: float
+    batch: int
 
     def measure(
         self, people: list[Person], mentions: list[tuple[Person, str]], preload: int, seed: int
@@ -244,14 +249,17 @@ class _Run:
                 fill = partial(_preload, self.driver, self.settings, kb, preload, surnames, seed)
                 _, took = timed(fill)
                 print(f"# base_{preload}: preloaded {preload} entities in {took:.1f}s")
-            for person, form in mentions:
-                doc = uuid.uuid4()
-                data = _document(person, form, rng, self.variants)
-                self.graph.write_chunk_graph(kb, doc, uuid.uuid4(), data)
-                truth[f"{doc}|{data.nodes[0].name}"] = person.pid
-                resolve = partial(resolve_document, self.store, self.llm, self.s, kb, doc)
-                report, took = timed(resolve)
-                seconds.append(took)
+            for start in range(0, len(mentions), self.batch):
+                docs = []
+                for person, form in mentions[start : start + self.batch]:
+                    doc = uuid.uuid4()
+                    data = _document(person, form, rng, self.variants)
+                    self.graph.write_chunk_graph(kb, doc, uuid.uuid4(), data)
+                    truth[f"{doc}|{data.nodes[0].name}"] = person.pid
+                    docs.append(doc)
+                resolve = partial(resolve_documents, self.store, self.llm, self.s, kb, docs)
+                (report, _), took = timed(resolve)
+                seconds += [took / len(docs)] * len(docs)
                 calls, asked = calls + report.llm_calls, asked + report.asked
             with self.driver.session(database=self.settings.neo4j.database) as session:
                 rows = session.run(RESOLVED_OF_BASE, kb=str(kb)).data()

@@ -51,6 +51,9 @@ class ResolutionSettings(_Section):
     max_audit_rows: int = Field(gt=0, description="members and decisions in an audit answer")
     max_split_documents: int = Field(gt=0, description="documents named in one split")
     run_documents: int = Field(gt=0, description="documents one run resolves per lock hold")
+    batch_documents: int = Field(
+        gt=0, description="documents read, planned and written together in a run"
+    )
     run_budget_s: float = Field(gt=0, description="a run takes no new document after this")
     task_time_limit_s: int = Field(gt=0, description="one resolution task's hard time limit")
     retry_backoff_s: int = Field(gt=0)

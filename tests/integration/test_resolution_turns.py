@@ -4,6 +4,7 @@ waiting document of the base and settles their outbox rows."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -17,7 +18,7 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import OutboxStatus
 from graphrag.db.models import OutboxTask
 from graphrag.db.outbox import TaskLease, TaskName, enqueue, resolve_entities
-from graphrag.graph.resolution.resolver import resolve_document
+from graphrag.graph.resolution.resolver import resolve_document, resolve_documents
 from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.ingest.graph.chunk_extraction import GraphContext
 from graphrag.ingest.graph.entity_resolution import base_turn, resolve_document_entities
@@ -41,8 +42,10 @@ def kb(
         yield made
 
 
-def _context(settings: Settings, kb: GraphKb, driver: Driver) -> GraphContext:
-    rules_only = settings.resolution.model_copy(update={"llm_enabled": False})
+def _context(settings: Settings, kb: GraphKb, driver: Driver, batch: int = 16) -> GraphContext:
+    rules_only = settings.resolution.model_copy(
+        update={"llm_enabled": False, "batch_documents": batch}
+    )
     own = settings.model_copy(update={"resolution": rules_only})
     store = Neo4jResolutionStore(driver, own.neo4j)
     store.ensure_schema()
@@ -74,11 +77,14 @@ def _resolved_ids(driver: Driver, kb_id: uuid.UUID, key: str) -> list[str | None
     return [record["id"] for record in records]
 
 
+@pytest.mark.parametrize("batch", [1, 2], ids=["one-by-one", "together"])
 def test_a_busy_base_leaves_the_document_to_the_run_holding_it(
-    kb: GraphKb, neo4j_driver: Driver, settings: Settings
+    kb: GraphKb, neo4j_driver: Driver, settings: Settings, batch: int
 ) -> None:
+    """Resolved one by one or read, planned and written together, the two documents' Elin
+    Brask ends as one resolved entity (together, the second joins what the first made)."""
     plant, people = one_entity_in_two_documents(kb)
-    ctx = _context(settings, kb, neo4j_driver)
+    ctx = _context(settings, kb, neo4j_driver, batch)
     # Both tasks were sent and started (their rows live), as the outbox leaves them.
     with session_scope(kb.sessions) as session:
         enqueue(session, resolve_entities(plant), resolve_entities(people))
@@ -101,6 +107,22 @@ def test_a_busy_base_leaves_the_document_to_the_run_holding_it(
 
     # The first task's message, delivered again: its row is gone, nothing is left to do.
     assert resolve_document_entities(ctx, plant, _lease(plant)) is None
+
+
+def test_no_document_is_planned_past_the_runs_deadline(
+    kb: GraphKb, neo4j_driver: Driver, settings: Settings
+) -> None:
+    plant, people = one_entity_in_two_documents(kb)
+    ctx = _context(settings, kb, neo4j_driver)
+    assert ctx.resolution is not None
+    rules = ctx.settings.resolution
+    report, done = resolve_documents(
+        ctx.resolution, None, rules, kb.id, [plant, people], deadline=time.monotonic() - 1
+    )
+    assert (report.entities, done) == (0, [])
+    assert _resolved_ids(neo4j_driver, kb.id, "elin brask") == [None, None]
+    report, done = resolve_documents(ctx.resolution, None, rules, kb.id, [plant, people])
+    assert (report.entities, done) == (6, [plant, people])
 
 
 def test_a_document_gone_or_reprocessed_is_settled_with_nothing_done(
@@ -195,7 +217,7 @@ def test_a_shared_neighbour_is_found_behind_documents_not_resolved_yet(
     kb.store.write_chunk_graph(
         kb.id, query, chunk, graph(["E. Brask", "Zorvath Industries"], [runs])
     )
-    profiles = ctx.resolution.document_profiles(kb.id, query, one)
-    found = ctx.resolution.candidates(kb.id, query, profiles, one)
+    profiles = ctx.resolution.document_profiles(kb.id, [query], one)
+    found = ctx.resolution.candidates(kb.id, profiles, one)
     # One resolved relative read (the bound is 1): one of plant.md's, not none.
-    assert {c.resolved_id for c in found.get("E. Brask", [])} & relatives
+    assert {c.resolved_id for c in found[str(query)].get("E. Brask", [])} & relatives

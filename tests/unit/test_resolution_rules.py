@@ -15,7 +15,7 @@ from graphrag.graph.resolution.name_match import (
     edit_similarity,
     written_alike,
 )
-from graphrag.graph.resolution.planner import NEW_RULE, plan_resolution
+from graphrag.graph.resolution.planner import NEW_RULE, MadeInRun, plan_resolution
 from graphrag.graph.resolution.rules import SAME_NAME_CONFLICT
 from graphrag.graph.resolution.store import word_query
 from graphrag.settings import ResolutionSettings, get_settings
@@ -113,6 +113,31 @@ def test_alias_with_a_shared_neighbour_merges(rs: ResolutionSettings) -> None:
     assert [(link.target, link.rule) for link in plan.links] == [("r1", "initials+neighbours")]
     assert plan.links[0].documents == ("d1",)
     assert plan.merged == 1
+
+
+def test_a_later_document_of_a_run_joins_what_an_earlier_one_made(
+    rs: ResolutionSettings,
+) -> None:
+    """The earlier document's new entities are not in the base's candidates (not written yet):
+    the run keeps them, and a later entity whose key shares a word weighs them."""
+    made = MadeInRun()
+    first = plan_resolution("d1", [_profile("Ada Moreau", ["lumen lab"])], {}, rs, None, made)
+    second = plan_resolution(
+        "d2",
+        [_profile("A. Moreau", ["lumen lab"]), _profile("Lumen Lab")],
+        {},
+        rs,
+        None,
+        made,
+    )
+    (ada,) = first.links
+    assert ada.rule == NEW_RULE
+    alias, lab = second.links
+    assert (alias.target, alias.rule) == (ada.target, "initials+neighbours")
+    assert lab.rule == NEW_RULE  # no word in common with Ada Moreau: not weighed, a new entity
+    # The alias joined the earlier document's entity, and the run knows both documents' made.
+    assert made.entities[ada.target].members == (("d1", "Ada Moreau"), ("d2", "A. Moreau"))
+    assert [c.resolved_id for c in made.sharing_words("lumen lab", {})] == [lab.target]
 
 
 def test_homonym_with_conflicting_neighbours_is_kept_apart(rs: ResolutionSettings) -> None:

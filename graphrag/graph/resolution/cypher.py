@@ -56,78 +56,106 @@ CREATE CONSTRAINT resolution_pin_key IF NOT EXISTS
 FOR (p:ResolutionPin) REQUIRE (p.kb, p.kg, p.key) IS UNIQUE
 """
 
-# A document's nodes not resolved yet (an administrator's pins among them), with their
-# neighbours: each one's key, and `@` + its resolved entity's id when it has one (so "A. Moreau"
-# and "Ada Moreau", once resolved together, are one shared neighbour); the (kg, name)
-# constraint's index finds them.
+# Some documents' nodes not resolved yet (an administrator's pins among them), at most
+# $max_entities of each, with their neighbours: each one's key, and `@` + its resolved entity's
+# id when it has one (so "A. Moreau" and "Ada Moreau", once resolved together, are one shared
+# neighbour); the (kg, name) constraint's index finds them.
 DOCUMENT_PROFILES = """
-MATCH (n:GraphEntity {kg: $kg})
-WHERE n.name IS NOT NULL AND n.key IS NOT NULL AND n.key <> ''
-  AND NOT EXISTS { (n)-[:RESOLVED_AS]->(:ResolvedEntity) }
-WITH n ORDER BY n.name LIMIT $max_entities
+UNWIND $kgs AS kg
+CALL (kg) {
+  MATCH (n:GraphEntity {kg: kg})
+  WHERE n.name IS NOT NULL AND n.key IS NOT NULL AND n.key <> ''
+    AND NOT EXISTS { (n)-[:RESOLVED_AS]->(:ResolvedEntity) }
+  WITH n ORDER BY n.name LIMIT $max_entities
+  RETURN n
+}
 CALL (n) {
   NEIGHBOURS_OF_n
 }
-OPTIONAL MATCH (p:ResolutionPin {kb: $kb, kg: $kg, key: n.key})
-RETURN n.name AS name, n.key AS key, coalesce(n.attributes, [])[..$max_attributes] AS attributes,
+OPTIONAL MATCH (p:ResolutionPin {kb: $kb, kg: kg, key: n.key})
+RETURN kg, n.name AS name, n.key AS key,
+       coalesce(n.attributes, [])[..$max_attributes] AS attributes,
        neighbours, typed, p.target AS pinned_to, coalesce(p.apart, []) AS kept_from
 """.replace("NEIGHBOURS_OF_n", _neighbours_of("n"))
 
-# Candidates of each row, by branch, each bounded, and kept in this order of evidence (`rank`)
-# when they are more than $max_candidates: resolved entities of other documents' nodes of the
-# same key (0); of nodes related to an entity of the same key as one of the row's neighbours
-# (shared neighbours, 1); of keys whose name vector is near the row's key's (2, with the cosine);
-# of keys holding the row's longest word (full-text index, 3; keys holding more of its words
-# first).
-# A key's resolved document nodes are read $max_instances at most: a name every document repeats
-# has as many nodes as documents, nearly all resolved to the same few entities. The bound counts
-# resolved nodes only: documents completed at once have many unresolved nodes of the key, and
-# a bound on all nodes could read none of the resolved ones (a new entity made for a known name).
-_RESOLVED_OF_KEY = """CALL (node) {
-    MATCH (node)<-[:INSTANCE_OF]-(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
-    WHERE m.kg <> $kg
-    WITH r LIMIT $max_instances
-    RETURN DISTINCT r
-  }"""
-_SAME_KEY = """
-  MATCH (node:BaseEntity {kb: $kb, key: row.key})
-  RESOLVED_OF_KEY
-  RETURN r, 0 AS rank, 0.0 AS score, 0.0 AS words LIMIT $max_candidates
-""".replace("RESOLVED_OF_KEY", _RESOLVED_OF_KEY)
-_WORDS = """
+# Candidates of each row (a document entity), by branch, each bounded, and kept in this order of
+# evidence (`rank`) when they are more than $max_candidates: resolved entities of other
+# documents' nodes of the same key (0); of nodes related to an entity of the same key as one of
+# the row's neighbours (shared neighbours, 1); of keys whose name vector is near the row's key's
+# (2, with the cosine); of keys holding the row's longest word (full-text index, 3; keys holding
+# more of its words first).
+# Each branch first names base nodes (`hits`); what a base node leads to is read once for all the
+# rows, whose documents ($kgs) are left out: the documents of a run share names, and a name
+# every document repeats has as many nodes as documents.
+# That read is bounded by $max_instances resolved nodes, not nodes: documents completed at once
+# have many unresolved nodes of the key, and a bound on all nodes could read none of the
+# resolved ones (a new entity made for a known name).
+_OWN_KEY = """
+OPTIONAL MATCH (own:BaseEntity {kb: $kb, key: row.key})"""
+_WORD_HITS = """
+CALL (row) {
   CALL db.index.fulltext.queryNodes('base_entity_words', row.lucene, {limit: $word_limit})
-  YIELD node, score AS hit
-  WITH node, hit WHERE node.kb = $kb AND node.key <> row.key
-  RESOLVED_OF_KEY
-  WITH r, max(hit) AS words ORDER BY words DESC LIMIT $max_candidates
-  RETURN r, 3 AS rank, 0.0 AS score, words
-""".replace("RESOLVED_OF_KEY", _RESOLVED_OF_KEY)
-_VECTORS = """
-  MATCH (own:BaseEntity {kb: $kb, key: row.key}) WHERE own.embedding IS NOT NULL
+  YIELD node, score
+  WITH node, score WHERE node.kb = $kb AND node.key <> row.key
+  RETURN collect({b: node, rank: 3, score: 0.0, words: score}) AS worded
+}"""
+_VECTOR_HITS = """
+CALL (row, own) {
+  WITH own WHERE own IS NOT NULL AND own.embedding IS NOT NULL
   CALL db.index.vector.queryNodes('base_entity_vectors', $probe, own.embedding)
   YIELD node, score
   WITH node, score WHERE node.kb = $kb AND node.key <> row.key AND score >= $vector_min
   WITH node, score ORDER BY score DESC LIMIT $vector_limit
-  RESOLVED_OF_KEY
-  RETURN DISTINCT r, 2 AS rank, score, 0.0 AS words LIMIT $max_candidates
-""".replace("RESOLVED_OF_KEY", _RESOLVED_OF_KEY)
-# The shared-neighbour branch bounds the same way: the resolved relatives it reads of other
-# documents' nodes of a neighbour's key, not those nodes (the newest may all wait their turn).
-_NEIGHBOURS = """
-  MATCH (:GraphEntity {kg: $kg, name: row.name})--(:GraphEntity)-[:INSTANCE_OF]->(b:BaseEntity)
-  CALL (b) {
-    MATCH (b)<-[:INSTANCE_OF]-(x2:GraphEntity)--(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
-    WHERE x2.kg <> $kg AND m.kg = x2.kg
+  RETURN collect({b: node, rank: 2, score: score, words: 0.0}) AS vectored
+}"""
+_NEIGHBOUR_HITS = """
+CALL (row) {
+  MATCH (:GraphEntity {kg: row.kg, name: row.name})--(:GraphEntity)-[:INSTANCE_OF]->(b:BaseEntity)
+  WITH DISTINCT b
+  RETURN collect({b: b, rank: 1, score: 0.0, words: 0.0}) AS near
+}"""
+# Per distinct base node: the resolved entities of other documents' nodes of its key (for ranks
+# 0, 2 and 3), or of the nodes related to them in their documents (for rank 1).
+_REACHED = """
+CALL (plans) {
+  UNWIND plans AS p
+  UNWIND p.hits AS h
+  WITH DISTINCT h.b AS b, h.rank = 1 AS relatives
+  CALL (b, relatives) {
+    WITH b WHERE NOT relatives
+    MATCH (b)<-[:INSTANCE_OF]-(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
+    WHERE NOT m.kg IN $kgs
+    WITH r LIMIT $max_instances
+    RETURN DISTINCT r
+    UNION
+    WITH b WHERE relatives
+    MATCH (b)<-[:INSTANCE_OF]-(x:GraphEntity)--(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
+    WHERE NOT x.kg IN $kgs AND m.kg = x.kg
     WITH r LIMIT $max_instances
     RETURN DISTINCT r
   }
-  RETURN DISTINCT r, 1 AS rank, 0.0 AS score, 0.0 AS words LIMIT $neighbour_limit
-"""
+  WITH b, relatives, collect(r) AS rs
+  RETURN collect({b: b, relatives: relatives, rs: rs}) AS reached
+}"""
+# One row's candidates from its hits: each branch's best, at most $max_candidates
+# ($neighbour_limit for shared neighbours), a resolved entity found by several hits once.
+_ROW_FOUND = """
+CALL (p, reached) {
+  UNWIND p.hits AS h
+  UNWIND coalesce(head([x IN reached WHERE x.b = h.b AND x.relatives = (h.rank = 1)]).rs, [])
+    AS r
+  WITH h.rank AS rank, r, max(h.score) AS score, max(h.words) AS words
+  ORDER BY rank, score DESC, words DESC
+  WITH rank, collect({r: r, score: score, words: words}) AS found
+  UNWIND found[..CASE rank WHEN 1 THEN $neighbour_limit ELSE $max_candidates END] AS f
+  RETURN f.r AS r, rank, f.score AS score, f.words AS words
+}"""
 
 
 # What the rules compare of each candidate: its members (document, name, key), their
 # attributes and their neighbours' keys, each bounded. Read once per resolved entity however
-# many of the document's entities found it (colleagues share their relatives).
+# many of the run's entities found it (colleagues share their relatives, documents their
+# common names).
 _DETAILS = """
   UNWIND per_row AS p
   UNWIND p.found AS f
@@ -149,29 +177,37 @@ _DETAILS = """
 
 def candidate_query(words: bool, vectors: bool, neighbours: bool) -> str:
     """The candidate read with the branches in use (an unused one is never run), and what the
-    rules compare of the candidates, in one round trip: one row of `rows` (each name's
-    candidates, best first) and `details`."""
-    branches = [_SAME_KEY] + [_WORDS] * words + [_VECTORS] * vectors + [_NEIGHBOURS] * neighbours
-    inner = "UNION".join(f"\n  WITH row\n{b}" for b in branches)
+    rules compare of the candidates, in one round trip: one row of `rows` (each document
+    entity's candidates, best first) and `details` (each candidate once, however many entities
+    of however many documents found it)."""
+    parts = [_OWN_KEY] + [_WORD_HITS] * words + [_VECTOR_HITS] * vectors
+    parts += [_NEIGHBOUR_HITS] * neighbours
+    lists = ["worded"] * words + ["vectored"] * vectors + ["near"] * neighbours
+    own = "[x IN [own] WHERE x IS NOT NULL | {b: x, rank: 0, score: 0.0, words: 0.0}]"
     return (
-        "UNWIND $rows AS row\n"
-        f"CALL (row) {{{inner}}}\n"
-        "WITH row, r, min(rank) AS rank, max(score) AS score, max(words) AS words\n"
+        "UNWIND $rows AS row"
+        + "".join(parts)
+        + f"\nWITH row, {' + '.join([own, *lists])} AS hits\n"
+        "WITH collect({row: row, hits: hits}) AS plans"
+        + _REACHED
+        + "\nUNWIND plans AS p"
+        + _ROW_FOUND
+        + "\nWITH p.row AS row, r, min(rank) AS rank, max(score) AS score, max(words) AS words\n"
         "ORDER BY rank, score DESC, words DESC\n"
         "WITH row, collect({r: r, score: score})[..$max_candidates] AS found\n"
-        "WITH collect({name: row.name, found: found}) AS per_row\n"
+        "WITH collect({kg: row.kg, name: row.name, found: found}) AS per_row\n"
         f"CALL (per_row) {{{_DETAILS}}}\n"
-        "RETURN [p IN per_row | {name: p.name,\n"
+        "RETURN [p IN per_row | {kg: p.kg, name: p.name,\n"
         "        found: [f IN p.found | {id: f.r.id, score: f.score}]}] AS rows, details"
     )
 
 
-# The decisions of one document's run, in one transaction: links (to a resolved entity, made if
+# The decisions of a run's documents, in one transaction: links (to a resolved entity, made if
 # need be) of nodes still unresolved (a task delivered twice writes nothing twice), then the
 # homonyms kept apart.
 WRITE_LINKS = """
 UNWIND $links AS row
-MATCH (n:GraphEntity {kg: $kg, name: row.name})
+MATCH (n:GraphEntity {kg: row.kg, name: row.name})
 WHERE NOT EXISTS { (n)-[:RESOLVED_AS]->(:ResolvedEntity) }
 MERGE (r:ResolvedEntity {id: row.target})
 ON CREATE SET r.kb = $kb, r.name = row.canonical
@@ -181,7 +217,7 @@ CREATE (n)-[:RESOLVED_AS {rule: row.rule, score: row.score, reason: row.reason,
 
 WRITE_APART = """
 UNWIND $apart AS row
-MATCH (n:GraphEntity {kg: $kg, name: row.name})
+MATCH (n:GraphEntity {kg: row.kg, name: row.name})
 MATCH (r:ResolvedEntity {id: row.target}) WHERE r.kb = $kb
 MERGE (n)-[a:KEPT_APART]->(r)
 SET a.rule = row.rule, a.reason = row.reason, a.manual = row.manual, a.at = datetime()

@@ -7,6 +7,11 @@ merge wins; else the best open pair is asked to the LLM (batched after the pass)
 entity starts a resolved entity of its own. An entity that looks like a homonym (the same name,
 no shared neighbour) is decided last, once its neighbours are placed; homonyms that end apart
 are recorded with the reason.
+
+A run plans several documents read together, one after the other: the resolved entities the
+earlier ones made are not in the base yet, so a later document's entity also weighs those whose
+names share a word with its key (`MadeInRun`), as the base's same-key and word candidates would
+have found them once written.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ __all__ = [
     "PIN_RULE",
     "Ask",
     "Link",
+    "MadeInRun",
     "PlannedApart",
     "ResolutionPlan",
     "gather_evidence",
@@ -211,6 +217,29 @@ def _link_to(profile: EntityProfile, weighed: _Weighed, rule: str, reason: str) 
     return Link(profile.name, c.resolved_id, c.name, rule, d.score, reason, d.documents)
 
 
+class MadeInRun:
+    """The resolved entities a run's documents made (and the members they gained), found by the
+    words of their members' names."""
+
+    def __init__(self) -> None:
+        self.entities: dict[str, Candidate] = {}
+        self._by_word: dict[str, set[str]] = {}
+
+    def keep(self, candidate: Candidate) -> None:
+        """Add or update one, indexed by the words of its members' names."""
+        self.entities[candidate.resolved_id] = candidate
+        for _, name in candidate.members or (("", candidate.name),):
+            for word in name_tokens(name):
+                self._by_word.setdefault(word, set()).add(candidate.resolved_id)
+
+    def sharing_words(self, key: str, skip: Mapping[str, Candidate]) -> list[Candidate]:
+        """Those holding a word of `key`, in the order made, except the ids in `skip`."""
+        ids: set[str] = set()
+        for word in key.split():
+            ids |= self._by_word.get(word, set())
+        return [c for rid, c in self.entities.items() if rid in ids and rid not in skip]
+
+
 class _Pass:
     """One document's decisions being made: its plan, the resolved entities it has made, where
     each of its keys went, and the pairs left for the model."""
@@ -221,10 +250,12 @@ class _Pass:
         candidates: Mapping[str, Sequence[Candidate]],
         settings: ResolutionSettings,
         ask: Ask | None,
+        earlier: MadeInRun,
     ) -> None:
         self.kg, self.candidates, self.settings, self.ask = kg, candidates, settings, ask
+        self.earlier = earlier  # what the run's earlier documents made
         self.plan = ResolutionPlan()
-        self.made: dict[str, Candidate] = {}  # this run's resolved entities, by id
+        self.made: dict[str, Candidate] = {}  # this document's resolved entities, by id
         self.placed: dict[str, str] = {}  # key -> the resolved entity its node went to
         self.open_pairs: list[tuple[EntityProfile, _Weighed, list[_Weighed]]] = []
 
@@ -248,7 +279,11 @@ class _Pass:
             self._link(profile, pin)
             return True
         profile = self._known(profile)
-        options = [*self.candidates.get(profile.name, ()), *self.made.values()]
+        options = [
+            *self.candidates.get(profile.name, ()),
+            *self.made.values(),
+            *self.earlier.sharing_words(profile.key, self.made),
+        ]
         weighed = [
             _Weighed(c, decide(ev, self.settings), ev)
             for c in options
@@ -262,8 +297,11 @@ class _Pass:
             self._link(
                 profile, _link_to(profile, merge, merge.decision.rule, merge.decision.reason)
             )
-            if merge.candidate.resolved_id in self.made:
-                self.made[merge.candidate.resolved_id] = _joined(merge.candidate, profile, self.kg)
+            target = merge.candidate.resolved_id
+            if target in self.made:
+                self.made[target] = _joined(merge.candidate, profile, self.kg)
+            elif target in self.earlier.entities:
+                self.earlier.keep(_joined(merge.candidate, profile, self.kg))
             _record_apart(self.plan, profile, homonyms, merge.candidate.resolved_id, "")
             return True
         if homonyms and not last_round:
@@ -288,14 +326,19 @@ def plan_resolution(
     candidates: Mapping[str, Sequence[Candidate]],
     settings: ResolutionSettings,
     ask: Ask | None,
+    earlier: MadeInRun | None = None,
 ) -> ResolutionPlan:
-    """The links and homonym records of one document's entities (see the module)."""
-    run = _Pass(kg, candidates, settings, ask)
+    """The links and homonym records of one document's entities (see the module); what it
+    makes is added to `earlier`, for the run's next documents."""
+    made = MadeInRun() if earlier is None else earlier
+    run = _Pass(kg, candidates, settings, ask, made)
     later = [p for p in profiles if not run.place(p, last_round=False)]
     for profile in later:
         run.place(profile, last_round=True)
     if run.open_pairs and ask is not None:
         _settle_open_pairs(run.plan, kg, run.open_pairs, ask)
+    for candidate in run.made.values():
+        made.keep(candidate)
     return run.plan
 
 

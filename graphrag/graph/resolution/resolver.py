@@ -1,20 +1,21 @@
-"""One document's entity resolution: read, decide (rules, then the LLM for open pairs), write."""
+"""Documents' entity resolution: read, decide (rules, then the LLM for open pairs), write."""
 
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from graphrag.graph.resolution.judge import Pair, ask_pairs
-from graphrag.graph.resolution.planner import Ask, plan_resolution
+from graphrag.graph.resolution.planner import Ask, MadeInRun, ResolutionPlan, plan_resolution
 from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.llm.client import LlmClient
 from graphrag.settings import ResolutionSettings
 
-__all__ = ["ResolutionReport", "resolve_document"]
+__all__ = ["ResolutionReport", "resolve_document", "resolve_documents"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,45 @@ def _asker(llm: LlmClient | None, s: ResolutionSettings, templates: Path | None)
     return ask
 
 
+def resolve_documents(
+    store: Neo4jResolutionStore,
+    llm: LlmClient | None,
+    settings: ResolutionSettings,
+    kb_id: uuid.UUID,
+    knowledge_ids: Sequence[uuid.UUID],
+    templates: Path | None = None,
+    deadline: float | None = None,
+) -> tuple[ResolutionReport, list[uuid.UUID]]:
+    """Resolve the documents' nodes not resolved yet, read and written together, planned one
+    document after the other in the order given (a second run finds none: idempotent). No
+    document is planned past `deadline` (`time.monotonic()`: planning is where the model is
+    asked); returns the report and the documents done, the first ones given."""
+    profiles = store.document_profiles(kb_id, knowledge_ids, settings)
+    ask = _asker(llm, settings, templates)
+    found = store.candidates(kb_id, profiles, settings) if profiles else {}
+    made = MadeInRun()
+    plans: dict[str, ResolutionPlan] = {}
+    done: list[uuid.UUID] = []
+    for knowledge_id in knowledge_ids:
+        if deadline is not None and time.monotonic() > deadline:
+            break
+        kg = str(knowledge_id)
+        if kg in profiles:
+            plans[kg] = plan_resolution(kg, profiles[kg], found.get(kg, {}), settings, ask, made)
+        done.append(knowledge_id)
+    store.write_plans(kb_id, plans)
+    report = ResolutionReport(
+        sum(len(p.links) for p in plans.values()),
+        sum(p.merged for p in plans.values()),
+        sum(len(p.apart) for p in plans.values()),
+        sum(p.asked for p in plans.values()),
+        sum(p.llm_calls for p in plans.values()),
+    )
+    if plans:
+        log.info("resolution of %d document(s): %s", len(plans), report)
+    return report, done
+
+
 def resolve_document(
     store: Neo4jResolutionStore,
     llm: LlmClient | None,
@@ -49,17 +89,5 @@ def resolve_document(
     knowledge_id: uuid.UUID,
     templates: Path | None = None,
 ) -> ResolutionReport:
-    """Resolve the document's nodes not resolved yet (a second run finds none: idempotent)."""
-    profiles = store.document_profiles(kb_id, knowledge_id, settings)
-    if not profiles:
-        return ResolutionReport(0, 0, 0, 0, 0)
-    found = store.candidates(kb_id, knowledge_id, profiles, settings)
-    plan = plan_resolution(
-        str(knowledge_id), profiles, found, settings, _asker(llm, settings, templates)
-    )
-    store.write_plan(kb_id, knowledge_id, plan)
-    report = ResolutionReport(
-        len(plan.links), plan.merged, len(plan.apart), plan.asked, plan.llm_calls
-    )
-    log.info("resolution of %s: %s", knowledge_id, report)
-    return report
+    """Resolve one document's nodes not resolved yet."""
+    return resolve_documents(store, llm, settings, kb_id, [knowledge_id], templates)[0]

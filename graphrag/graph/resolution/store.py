@@ -1,10 +1,11 @@
-"""Entity resolution in Neo4j: a document's profiles and candidates read, its plan written,
-its contribution withdrawn, and an administrator's audit, merge and split."""
+"""Entity resolution in Neo4j: documents' profiles and candidates read and their plans written
+(a run's documents in one round trip each), a document's contribution withdrawn, and an
+administrator's audit, merge and split."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from neo4j import Driver, ManagedTransaction
@@ -67,55 +68,58 @@ class Neo4jResolutionStore:
         )[0]
 
     def document_profiles(
-        self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, s: ResolutionSettings
-    ) -> list[EntityProfile]:
-        """The document's unresolved nodes, at most `max_entities_per_document`."""
+        self, kb_id: uuid.UUID, knowledge_ids: Sequence[uuid.UUID], s: ResolutionSettings
+    ) -> dict[str, list[EntityProfile]]:
+        """Per document (in the order given, those with any), its unresolved nodes, at most
+        `max_entities_per_document` of each."""
         rows = self._run(
             cypher.DOCUMENT_PROFILES,
             {
                 "kb": str(kb_id),
-                "kg": str(knowledge_id),
+                "kgs": [str(k) for k in knowledge_ids],
                 "max_entities": s.max_entities_per_document,
                 "max_neighbours": s.max_neighbours,
                 "max_attributes": s.prompt_attributes,
             },
             write=False,
         )
-        return [
-            EntityProfile(
-                name=str(r["name"]),
-                key=str(r["key"]),
-                attributes=tuple(str(a) for a in r["attributes"]),
-                neighbours=frozenset(str(k) for k in r["neighbours"]),
-                single=single_targets(r["typed"]),
-                related=_typed(r["typed"], s.max_neighbours),
-                pinned_to=None if r["pinned_to"] is None else str(r["pinned_to"]),
-                kept_from=frozenset(str(x) for x in r["kept_from"]),
+        profiles: dict[str, list[EntityProfile]] = {}
+        for r in rows:
+            profiles.setdefault(str(r["kg"]), []).append(
+                EntityProfile(
+                    name=str(r["name"]),
+                    key=str(r["key"]),
+                    attributes=tuple(str(a) for a in r["attributes"]),
+                    neighbours=frozenset(str(k) for k in r["neighbours"]),
+                    single=single_targets(r["typed"]),
+                    related=_typed(r["typed"], s.max_neighbours),
+                    pinned_to=None if r["pinned_to"] is None else str(r["pinned_to"]),
+                    kept_from=frozenset(str(x) for x in r["kept_from"]),
+                )
             )
-            for r in rows
-        ]
+        return profiles
 
     def candidates(
         self,
         kb_id: uuid.UUID,
-        knowledge_id: uuid.UUID,
-        profiles: Sequence[EntityProfile],
+        profiles: Mapping[str, Sequence[EntityProfile]],
         s: ResolutionSettings,
-    ) -> dict[str, list[Candidate]]:
-        """Per profile name, the base's resolved entities worth comparing, best found first."""
+    ) -> dict[str, dict[str, list[Candidate]]]:
+        """Per document and profile name, the base's resolved entities worth comparing, best
+        found first, in one read for all the documents (a candidate's details read once)."""
         scope = base_scope(kb_id)
         rows = [
-            {"name": p.name, "key": p.key, "lucene": word_query(p.key, scope, s)}
-            for p in profiles
+            {"kg": kg, "name": p.name, "key": p.key, "lucene": word_query(p.key, scope, s)}
+            for kg, own in profiles.items()
+            for p in own
             if not p.pinned_to
         ]
         if not rows:
             return {}
-        kb, kg = str(kb_id), str(knowledge_id)
         params: dict[str, Any] = {
             "rows": rows,
-            "kb": kb,
-            "kg": kg,
+            "kb": str(kb_id),
+            "kgs": list(profiles),
             "max_candidates": s.max_candidates,
             "word_limit": s.word_candidates,
             "probe": s.vector_probe,
@@ -134,15 +138,15 @@ class Neo4jResolutionStore:
         scores, details = _scores(first["rows"]), _details(first["details"], s)
         # Name vectors are the costliest read (the vector index all bases share): asked only for
         # the entities the other branches left without a candidate.
-        unmatched = [row for row in rows if not scores.get(row["name"])]
+        unmatched = [row for row in rows if not scores.get((row["kg"], row["name"]))]
         if unmatched and s.vector_candidates > 0:
             query = cypher.candidate_query(words=False, vectors=True, neighbours=False)
             (near,) = self._run(query, {**params, "rows": unmatched}, write=False)
             scores.update(_scores(near["rows"]))
             details.update(_details(near["details"], s))
-        result: dict[str, list[Candidate]] = {}
-        for name, by_id in scores.items():
-            result[name] = [
+        result: dict[str, dict[str, list[Candidate]]] = {}
+        for (kg, name), by_id in scores.items():
+            result.setdefault(kg, {})[name] = [
                 Candidate(
                     resolved_id=rid,
                     name=details[rid]["name"],
@@ -158,11 +162,11 @@ class Neo4jResolutionStore:
             ]
         return result
 
-    def write_plan(self, kb_id: uuid.UUID, knowledge_id: uuid.UUID, plan: ResolutionPlan) -> None:
-        """The run's links, then its homonym records, in one transaction."""
-        kb, kg = str(kb_id), str(knowledge_id)
+    def write_plans(self, kb_id: uuid.UUID, plans: Mapping[str, ResolutionPlan]) -> None:
+        """The links, then the homonym records, of the documents' plans, in one transaction."""
         links = [
             {
+                "kg": kg,
                 "name": link.name,
                 "target": link.target,
                 "canonical": link.canonical,
@@ -172,23 +176,29 @@ class Neo4jResolutionStore:
                 "documents": list(link.documents),
                 "manual": link.manual,
             }
+            for kg, plan in plans.items()
             for link in plan.links
         ]
         apart = [
             {
+                "kg": kg,
                 "name": a.name,
                 "target": a.target,
                 "rule": a.rule,
                 "reason": a.reason,
                 "manual": False,
             }
+            for kg, plan in plans.items()
             for a in plan.apart
         ]
+        if not links and not apart:
+            return
+        kb = str(kb_id)
 
         def work(tx: ManagedTransaction) -> None:
-            tx.run(cypher.WRITE_LINKS, links=links, kb=kb, kg=kg).consume()
+            tx.run(cypher.WRITE_LINKS, links=links, kb=kb).consume()
             if apart:
-                tx.run(cypher.WRITE_APART, apart=apart, kb=kb, kg=kg).consume()
+                tx.run(cypher.WRITE_APART, apart=apart, kb=kb).consume()
 
         run_transaction(self.driver, self.settings, work, write=True, action=_WRITE)
 
@@ -260,9 +270,13 @@ class Neo4jResolutionStore:
         ]
 
 
-def _scores(found: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per profile name, its candidates' resolved ids and vector scores, in the order found."""
-    return {str(r["name"]): {str(f["id"]): float(f["score"]) for f in r["found"]} for r in found}
+def _scores(found: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, float]]:
+    """Per document and profile name, its candidates' resolved ids and vector scores, in the
+    order found."""
+    return {
+        (str(r["kg"]), str(r["name"])): {str(f["id"]): float(f["score"]) for f in r["found"]}
+        for r in found
+    }
 
 
 def _details(rows: Sequence[dict[str, Any]], s: ResolutionSettings) -> dict[str, dict[str, Any]]:

@@ -8,7 +8,8 @@ The runs of one base take turns under a transaction-scoped PostgreSQL advisory l
 documents completed at the same moment would otherwise each miss the other's entities). A task
 that finds the lock held does not wait for it: it leaves its outbox row live and ends, and the
 run holding the lock takes that row when it is done with its own. So a burst of completions is
-resolved by one run, document after document, and no worker thread sits waiting on a lock. The
+resolved by one run, `resolution.batch_documents` documents at a time (read, planned one after
+the other and written together), and no worker thread sits waiting on a lock. The
 holder looks for waiting rows again after it lets go of the lock (a task that found it held had
 written its row before trying), so no row is left without a run to take it. For the same reason
 the outbox relay sends one message for the rows of a base it finds due together: the rows were
@@ -31,7 +32,7 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import OutboxStatus, ParseStatus
 from graphrag.db.models import Knowledge, OutboxTask
 from graphrag.db.outbox import TaskLease, TaskName, enqueue, resolve_entities
-from graphrag.graph.resolution.resolver import ResolutionReport, resolve_document
+from graphrag.graph.resolution.resolver import ResolutionReport, resolve_documents
 from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.ingest.graph.chunk_extraction import GraphContext
 
@@ -82,35 +83,48 @@ class _Run:
     total: ResolutionReport | None = None
 
     def hold_turn(self) -> bool:
-        """One hold of the base's lock: resolve the waiting documents, settle their rows.
-        False when another run holds the lock (it takes this task's row).
+        """One hold of the base's lock: resolve the waiting documents, `batch_documents` at a
+        time, and settle their rows. False when another run holds the lock (it takes this
+        task's row).
 
-        The lock's transaction only holds the lock and reads: each row is settled in a short
-        transaction of its own, so a relay pass or a task renewing its lease never waits on a
-        row this run has settled but not yet committed."""
+        The lock's transaction only holds the lock and reads: each batch's rows are settled in
+        a short transaction of their own, so a relay pass or a task renewing its lease never
+        waits on a row this run has settled but not yet committed."""
         settings = self.ctx.settings.resolution
         with session_scope(self.ctx.sessions) as turn:
             if not turn.scalar(base_turn(self.kb_id)):
                 return False
-            for knowledge_id, status in _waiting(turn, self.kb_id, settings.run_documents):
+            waiting = _waiting(turn, self.kb_id, settings.run_documents)
+            for start in range(0, len(waiting), settings.batch_documents):
                 if time.monotonic() > self.deadline:
                     break
-                if status is ParseStatus.COMPLETED:
-                    self._add(self._resolve(knowledge_id))
+                batch = waiting[start : start + settings.batch_documents]
+                completed = [doc for doc, status in batch if status is ParseStatus.COMPLETED]
+                done = self._resolve(completed) if completed else []
+                # A document not completed (gone, or processed again) is settled with nothing
+                # done; one the deadline left unplanned keeps its row for the next run.
+                settled = [doc for doc, status in batch if status is not ParseStatus.COMPLETED]
                 with session_scope(self.ctx.sessions) as session:
-                    TaskLease(TaskName.RESOLVE_ENTITIES, (str(knowledge_id),)).settle(session)
+                    for doc in [*settled, *done]:
+                        TaskLease(TaskName.RESOLVE_ENTITIES, (str(doc),)).settle(session)
+                if len(done) < len(completed):
+                    break
         return True
 
-    def _resolve(self, knowledge_id: uuid.UUID) -> ResolutionReport:
+    def _resolve(self, knowledge_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+        """Resolve the documents together; the ones done before the run's deadline."""
         ctx = self.ctx
-        return resolve_document(
+        report, done = resolve_documents(
             self.store,
             ctx.llm,
             ctx.settings.resolution,
             self.kb_id,
-            knowledge_id,
+            knowledge_ids,
             ctx.settings.extraction.prompt_templates_dir,
+            self.deadline,
         )
+        self._add(report)
+        return done
 
     def _add(self, report: ResolutionReport) -> None:
         if self.total is None:
