@@ -1,5 +1,10 @@
 """Every Cypher query of entity resolution, as named constants; values are always $parameters.
 
+The lists a run's queries take (its documents, their entities, its links) ride in one map
+parameter, `$batch`: Neo4j plans a query again for each size class of a list parameter (one, up
+to ten, up to a hundred...), about a core-second for the candidate read, and again after every
+schema change (a new base's index); a map keeps one plan for every batch size.
+
 The model: a document node `(:GraphEntity)` is linked by one `RESOLVED_AS` relation (rule,
 score, reason, the documents that justify it, whether an administrator set it) to a
 `(:ResolvedEntity {id, kb, name})`; a homonym kept apart carries a `KEPT_APART` relation to the
@@ -61,7 +66,7 @@ FOR (p:ResolutionPin) REQUIRE (p.kb, p.kg, p.key) IS UNIQUE
 # id when it has one (so "A. Moreau" and "Ada Moreau", once resolved together, are one shared
 # neighbour); the (kg, name) constraint's index finds them.
 DOCUMENT_PROFILES = """
-UNWIND $kgs AS kg
+UNWIND $batch.kgs AS kg
 CALL (kg) {
   MATCH (n:GraphEntity {kg: kg})
   WHERE n.name IS NOT NULL AND n.key IS NOT NULL AND n.key <> ''
@@ -85,7 +90,7 @@ RETURN kg, n.name AS name, n.key AS key,
 # (2, with the cosine); of keys holding the row's longest word (full-text index, 3; keys holding
 # more of its words first).
 # Each branch first names base nodes (`hits`); what a base node leads to is read once for all the
-# rows, whose documents ($kgs) are left out: the documents of a run share names, and a name
+# rows, whose documents ($batch.kgs) are left out: the documents of a run share names, and a name
 # every document repeats has as many nodes as documents.
 # That read is bounded by $max_instances resolved nodes, not nodes: documents completed at once
 # have many unresolved nodes of the key, and a bound on all nodes could read none of the
@@ -124,13 +129,13 @@ CALL (plans) {
   CALL (b, relatives) {
     WITH b WHERE NOT relatives
     MATCH (b)<-[:INSTANCE_OF]-(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
-    WHERE NOT m.kg IN $kgs
+    WHERE NOT m.kg IN $batch.kgs
     WITH r LIMIT $max_instances
     RETURN DISTINCT r
     UNION
     WITH b WHERE relatives
     MATCH (b)<-[:INSTANCE_OF]-(x:GraphEntity)--(m:GraphEntity)-[:RESOLVED_AS]->(r:ResolvedEntity)
-    WHERE NOT x.kg IN $kgs AND m.kg = x.kg
+    WHERE NOT x.kg IN $batch.kgs AND m.kg = x.kg
     WITH r LIMIT $max_instances
     RETURN DISTINCT r
   }
@@ -185,7 +190,7 @@ def candidate_query(words: bool, vectors: bool, neighbours: bool) -> str:
     lists = ["worded"] * words + ["vectored"] * vectors + ["near"] * neighbours
     own = "[x IN [own] WHERE x IS NOT NULL | {b: x, rank: 0, score: 0.0, words: 0.0}]"
     return (
-        "UNWIND $rows AS row"
+        "UNWIND $batch.rows AS row"
         + "".join(parts)
         + f"\nWITH row, {' + '.join([own, *lists])} AS hits\n"
         "WITH collect({row: row, hits: hits}) AS plans"
@@ -206,7 +211,7 @@ def candidate_query(words: bool, vectors: bool, neighbours: bool) -> str:
 # need be) of nodes still unresolved (a task delivered twice writes nothing twice), then the
 # homonyms kept apart.
 WRITE_LINKS = """
-UNWIND $links AS row
+UNWIND $batch.links AS row
 MATCH (n:GraphEntity {kg: row.kg, name: row.name})
 WHERE NOT EXISTS { (n)-[:RESOLVED_AS]->(:ResolvedEntity) }
 MERGE (r:ResolvedEntity {id: row.target})
@@ -216,7 +221,7 @@ CREATE (n)-[:RESOLVED_AS {rule: row.rule, score: row.score, reason: row.reason,
 """
 
 WRITE_APART = """
-UNWIND $apart AS row
+UNWIND $batch.apart AS row
 MATCH (n:GraphEntity {kg: row.kg, name: row.name})
 MATCH (r:ResolvedEntity {id: row.target}) WHERE r.kb = $kb
 MERGE (n)-[a:KEPT_APART]->(r)

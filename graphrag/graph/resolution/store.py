@@ -76,7 +76,7 @@ class Neo4jResolutionStore:
             cypher.DOCUMENT_PROFILES,
             {
                 "kb": str(kb_id),
-                "kgs": [str(k) for k in knowledge_ids],
+                "batch": {"kgs": [str(k) for k in knowledge_ids]},
                 "max_entities": s.max_entities_per_document,
                 "max_neighbours": s.max_neighbours,
                 "max_attributes": s.prompt_attributes,
@@ -117,9 +117,8 @@ class Neo4jResolutionStore:
         if not rows:
             return {}
         params: dict[str, Any] = {
-            "rows": rows,
+            "batch": {"rows": rows, "kgs": list(profiles)},
             "kb": str(kb_id),
-            "kgs": list(profiles),
             "max_candidates": s.max_candidates,
             "word_limit": s.word_candidates,
             "probe": s.vector_probe,
@@ -141,7 +140,8 @@ class Neo4jResolutionStore:
         unmatched = [row for row in rows if not scores.get((row["kg"], row["name"]))]
         if unmatched and s.vector_candidates > 0:
             query = cypher.candidate_query(words=False, vectors=True, neighbours=False)
-            (near,) = self._run(query, {**params, "rows": unmatched}, write=False)
+            batch = {"rows": unmatched, "kgs": list(profiles)}
+            (near,) = self._run(query, {**params, "batch": batch}, write=False)
             scores.update(_scores(near["rows"]))
             details.update(_details(near["details"], s))
         result: dict[str, dict[str, list[Candidate]]] = {}
@@ -196,9 +196,9 @@ class Neo4jResolutionStore:
         kb = str(kb_id)
 
         def work(tx: ManagedTransaction) -> None:
-            tx.run(cypher.WRITE_LINKS, links=links, kb=kb).consume()
+            tx.run(cypher.WRITE_LINKS, batch={"links": links}, kb=kb).consume()
             if apart:
-                tx.run(cypher.WRITE_APART, apart=apart, kb=kb).consume()
+                tx.run(cypher.WRITE_APART, batch={"apart": apart}, kb=kb).consume()
 
         run_transaction(self.driver, self.settings, work, write=True, action=_WRITE)
 
