@@ -120,7 +120,7 @@ def test_a_later_document_of_a_run_joins_what_an_earlier_one_made(
 ) -> None:
     """The earlier document's new entities are not in the base's candidates (not written yet):
     the run keeps them, and a later entity whose key shares a word weighs them."""
-    made = MadeInRun()
+    made = MadeInRun(rs)
     first = plan_resolution("d1", [_profile("Ada Moreau", ["lumen lab"])], {}, rs, None, made)
     second = plan_resolution(
         "d2",
@@ -137,7 +137,20 @@ def test_a_later_document_of_a_run_joins_what_an_earlier_one_made(
     assert lab.rule == NEW_RULE  # no word in common with Ada Moreau: not weighed, a new entity
     # The alias joined the earlier document's entity, and the run knows both documents' made.
     assert made.entities[ada.target].members == (("d1", "Ada Moreau"), ("d2", "A. Moreau"))
-    assert [c.resolved_id for c in made.sharing_words("lumen lab", {})] == [lab.target]
+    assert [c.resolved_id for c in made.found("lumen lab", {})] == [lab.target]
+    assert [c.resolved_id for c in made.found("lumen", {})] == [lab.target]  # its longest word
+    assert made.found("lab", {}) == []  # not its longest word: as the base's word branch
+
+
+def test_a_runs_made_entities_are_found_within_the_word_bound(rs: ResolutionSettings) -> None:
+    """A word many made entities hold yields the latest `word_candidates` of them, not all:
+    a batch of large documents stays linear."""
+    made = MadeInRun(rs)
+    names = [f"Orvanta Holding {i}" for i in range(rs.word_candidates * 3)]
+    plan_resolution("d1", [_profile(name) for name in names], {}, rs, None, made)
+    found = made.found("orvanta", {})
+    assert len(found) == rs.word_candidates
+    assert [c.name for c in found] == names[-rs.word_candidates :]
 
 
 def test_homonym_with_conflicting_neighbours_is_kept_apart(rs: ResolutionSettings) -> None:

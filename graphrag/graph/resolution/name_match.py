@@ -15,6 +15,7 @@ __all__ = [
     "NameRelation",
     "compare_names",
     "edit_similarity",
+    "longest_word",
     "strip_titles",
     "written_alike",
 ]
@@ -45,6 +46,12 @@ def strip_titles(tokens: Sequence[str], titles: Collection[str]) -> list[str]:
     while start < len(tokens) and tokens[start] in titles:
         start += 1
     return list(tokens[start:]) if start < len(tokens) else list(tokens)
+
+
+def longest_word(tokens: Sequence[str], titles: Collection[str]) -> str:
+    """The word a name is looked up by: its longest, titles aside ("" for no word)."""
+    words = strip_titles(tokens, titles)
+    return max(words, key=len) if words else ""
 
 
 def edit_similarity(a: str, b: str) -> float:

@@ -9,9 +9,9 @@ no shared neighbour) is decided last, once its neighbours are placed; homonyms t
 are recorded with the reason.
 
 A run plans several documents read together, one after the other: the resolved entities the
-earlier ones made are not in the base yet, so a later document's entity also weighs those whose
-names share a word with its key (`MadeInRun`), as the base's same-key and word candidates would
-have found them once written.
+earlier ones made are not in the base yet, so a later document's entity also weighs those of its
+key and those holding its key's longest word (`MadeInRun`), as the base's same-key and word
+candidates would have found them once written.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from graphrag.graph.resolution.name_match import (
     NameLink,
     NameRelation,
     compare_names,
+    longest_word,
     written_alike,
 )
 from graphrag.graph.resolution.rules import SAME_NAME_CONFLICT, decide, strength
@@ -218,26 +219,38 @@ def _link_to(profile: EntityProfile, weighed: _Weighed, rule: str, reason: str) 
 
 
 class MadeInRun:
-    """The resolved entities a run's documents made (and the members they gained), found by the
-    words of their members' names."""
+    """The resolved entities a run's documents made (with the members they gained), found as the
+    base's candidates would find them once written: by the keys of their members, and by the
+    longest word of those keys (the most recent `word_candidates` holding it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: ResolutionSettings) -> None:
         self.entities: dict[str, Candidate] = {}
-        self._by_word: dict[str, set[str]] = {}
+        self._titles = frozenset(settings.titles)
+        self._word_limit = settings.word_candidates
+        self._by_key: dict[str, dict[str, None]] = {}
+        self._by_word: dict[str, dict[str, None]] = {}
 
     def keep(self, candidate: Candidate) -> None:
-        """Add or update one, indexed by the words of its members' names."""
-        self.entities[candidate.resolved_id] = candidate
+        """Add or update one, found by its members' keys and their longest words."""
+        rid = candidate.resolved_id
+        self.entities[rid] = candidate
         for _, name in candidate.members or (("", candidate.name),):
-            for word in name_tokens(name):
-                self._by_word.setdefault(word, set()).add(candidate.resolved_id)
+            tokens = name_tokens(name)
+            self._by_key.setdefault(" ".join(tokens), {})[rid] = None
+            word = longest_word(tokens, self._titles)
+            if word:
+                found = self._by_word.setdefault(word, {})
+                found.pop(rid, None)  # most recent last
+                found[rid] = None
 
-    def sharing_words(self, key: str, skip: Mapping[str, Candidate]) -> list[Candidate]:
-        """Those holding a word of `key`, in the order made, except the ids in `skip`."""
-        ids: set[str] = set()
-        for word in key.split():
-            ids |= self._by_word.get(word, set())
-        return [c for rid, c in self.entities.items() if rid in ids and rid not in skip]
+    def found(self, key: str, skip: Mapping[str, Candidate]) -> list[Candidate]:
+        """Those of the same key, then the latest holding the key's longest word, except the
+        ids in `skip`."""
+        ids = dict(self._by_key.get(key, {}))
+        word = longest_word(key.split(), self._titles)
+        recent = list(self._by_word.get(word, {})) if word and self._word_limit else []
+        ids.update(dict.fromkeys(recent[-self._word_limit :]))
+        return [self.entities[rid] for rid in ids if rid not in skip]
 
 
 class _Pass:
@@ -282,7 +295,7 @@ class _Pass:
         options = [
             *self.candidates.get(profile.name, ()),
             *self.made.values(),
-            *self.earlier.sharing_words(profile.key, self.made),
+            *self.earlier.found(profile.key, self.made),
         ]
         weighed = [
             _Weighed(c, decide(ev, self.settings), ev)
@@ -330,7 +343,7 @@ def plan_resolution(
 ) -> ResolutionPlan:
     """The links and homonym records of one document's entities (see the module); what it
     makes is added to `earlier`, for the run's next documents."""
-    made = MadeInRun() if earlier is None else earlier
+    made = MadeInRun(settings) if earlier is None else earlier
     run = _Pass(kg, candidates, settings, ask, made)
     later = [p for p in profiles if not run.place(p, last_round=False)]
     for profile in later:

@@ -58,7 +58,7 @@ def resolve_documents(
     profiles = store.document_profiles(kb_id, knowledge_ids, settings)
     ask = _asker(llm, settings, templates)
     found = store.candidates(kb_id, profiles, settings) if profiles else {}
-    made = MadeInRun()
+    made = MadeInRun(settings)
     plans: dict[str, ResolutionPlan] = {}
     done: list[uuid.UUID] = []
     for knowledge_id in knowledge_ids:

@@ -16,7 +16,7 @@ from graphrag.graph.names import name_tokens
 from graphrag.graph.neo4j_tx import Rows, run_statements, run_transaction
 from graphrag.graph.resolution import cypher
 from graphrag.graph.resolution.models import Candidate, EntityProfile
-from graphrag.graph.resolution.name_match import strip_titles
+from graphrag.graph.resolution.name_match import longest_word, strip_titles
 from graphrag.graph.resolution.planner import ResolutionPlan
 from graphrag.settings import Neo4jSettings, ResolutionSettings
 
@@ -301,10 +301,10 @@ def word_query(key: str, scope: str, s: ResolutionSettings) -> str:
     """The full-text query of a key's word candidates in one base: its longest word (titles
     aside) required, up to `word_query_terms` of its other words ranking the keys that hold
     them first; "" for a key without a word."""
-    words = strip_titles(name_tokens(key), frozenset(s.titles))
-    if not words:
+    words = strip_titles(name_tokens(key), s.titles)
+    longest = longest_word(words, ())
+    if not longest:
         return ""
-    longest = max(words, key=len)
     others = [w for w in dict.fromkeys(words) if w != longest][: s.word_query_terms]
     return f"+scope:{scope} +key:{longest}" + "".join(f" key:{w}" for w in others)
 
