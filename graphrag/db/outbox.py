@@ -41,6 +41,7 @@ __all__ = [
     "record_start",
     "run_evaluation",
     "settle",
+    "settle_all",
     "started_with",
     "task_key",
 ]
@@ -177,6 +178,9 @@ _RECORD_FAILURE = (
     )
 )
 _SETTLE = delete(_OUTBOX).where(_LIVE_ROW)
+_SETTLE_ALL = delete(_OUTBOX).where(
+    _O.dedup_key.in_(bindparam("p_keys", expanding=True)), _O.status.in_(OutboxStatus.live())
+)
 # The rows of a task's name the relay marked sent in the same pass as the task's row (one
 # transaction: the same `sent_at`) and not started yet: those its message stood for, and those
 # of other bases whose own message is on its way (made due again, they get a second one, which
@@ -226,6 +230,12 @@ def settle(session: Session, name: str, args: Sequence[object]) -> bool:
     """A task ended for good: its row goes. False when there was none (sent outside the outbox)."""
     result = session.execute(_SETTLE, _key(name, args))
     return bool(result.rowcount)  # type: ignore[attr-defined]  # CursorResult of a DELETE
+
+
+def settle_all(session: Session, name: str, args: Sequence[Sequence[object]]) -> None:
+    """Tasks of one name that ended for good, in one statement: their rows go."""
+    if args:
+        session.execute(_SETTLE_ALL, {"p_keys": [task_key(name, each) for each in args]})
 
 
 @dataclass(frozen=True)

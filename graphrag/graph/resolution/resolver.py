@@ -57,7 +57,7 @@ def resolve_documents(
     asked); returns the report and the documents done, the first ones given."""
     profiles = store.document_profiles(kb_id, knowledge_ids, settings)
     ask = _asker(llm, settings, templates)
-    found = store.candidates(kb_id, profiles, settings) if profiles else {}
+    found = store.candidates(kb_id, profiles, settings)
     made = MadeInRun(settings)
     plans: dict[str, ResolutionPlan] = {}
     done: list[uuid.UUID] = []

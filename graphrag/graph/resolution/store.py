@@ -116,8 +116,9 @@ class Neo4jResolutionStore:
         ]
         if not rows:
             return {}
+        kgs = list(profiles)
         params: dict[str, Any] = {
-            "batch": {"rows": rows, "kgs": list(profiles)},
+            "batch": {"rows": rows, "kgs": kgs},
             "kb": str(kb_id),
             "max_candidates": s.max_candidates,
             "word_limit": s.word_candidates,
@@ -140,7 +141,7 @@ class Neo4jResolutionStore:
         unmatched = [row for row in rows if not scores.get((row["kg"], row["name"]))]
         if unmatched and s.vector_candidates > 0:
             query = cypher.candidate_query(words=False, vectors=True, neighbours=False)
-            batch = {"rows": unmatched, "kgs": list(profiles)}
+            batch = {"rows": unmatched, "kgs": kgs}
             (near,) = self._run(query, {**params, "batch": batch}, write=False)
             scores.update(_scores(near["rows"]))
             details.update(_details(near["details"], s))

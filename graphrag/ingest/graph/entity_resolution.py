@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 from graphrag.db.engine import session_scope
 from graphrag.db.enums import OutboxStatus, ParseStatus
 from graphrag.db.models import Knowledge, OutboxTask
-from graphrag.db.outbox import TaskLease, TaskName, enqueue, resolve_entities
+from graphrag.db.outbox import TaskLease, TaskName, enqueue, resolve_entities, settle_all
 from graphrag.graph.resolution.resolver import ResolutionReport, resolve_documents
 from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.ingest.graph.chunk_extraction import GraphContext
@@ -103,10 +103,11 @@ class _Run:
                 done = self._resolve(completed) if completed else []
                 # A document not completed (gone, or processed again) is settled with nothing
                 # done; one the deadline left unplanned keeps its row for the next run.
-                settled = [doc for doc, status in batch if status is not ParseStatus.COMPLETED]
+                ended = [doc for doc, status in batch if status is not ParseStatus.COMPLETED]
                 with session_scope(self.ctx.sessions) as session:
-                    for doc in [*settled, *done]:
-                        TaskLease(TaskName.RESOLVE_ENTITIES, (str(doc),)).settle(session)
+                    settle_all(
+                        session, TaskName.RESOLVE_ENTITIES, [(str(d),) for d in ended + done]
+                    )
                 if len(done) < len(completed):
                     break
         return True
