@@ -52,10 +52,10 @@ FOR (c:BaseEntity) ON EACH [c.key, c.scope]
 # "Kimber Manufacturing"). Written once per key at graph-build time (MERGE_CHUNK_GRAPH returns
 # the keys still without one; two chunks naming a new key at once may both see it without, and
 # the later one leaves the vector, and the vector index, as they are); a base node removed with
-# its last document takes its vector with it.
+# its last document takes its vector with it. One map parameter, `$write`, for one plan (see below).
 SET_KEY_VECTORS = """
-UNWIND $rows AS row
-MATCH (c:BaseEntity {kb: $kb, key: row.key})
+UNWIND $write.rows AS row
+MATCH (c:BaseEntity {kb: $write.kb, key: row.key})
 WHERE c.embedding IS NULL
 SET c.embedding = row.vector
 """
@@ -73,9 +73,12 @@ SET c.embedding = row.vector
 # 3. A node whose name has a key is linked to the base's node of that key (cross-document link),
 #    made if need be. Last, so the base nodes, shared by many documents, are locked only for the
 #    end of the transaction. One row back: the keys of those base nodes without a name vector.
+# The lists come inside one map parameter, `$chunk`: Neo4j plans a statement again for each size
+# class of a top-level list parameter, so a chunk of many entities was planned anew after every
+# schema change; behind a map, one plan serves every size.
 MERGE_CHUNK_GRAPH = """
 CALL () {
-  UNWIND $nodes AS row
+  UNWIND $chunk.nodes AS row
   CALL apoc.merge.node(['GraphEntity'], {kg: row.kg, name: row.name},
                        {attributes: [], chunks: []}, {}) YIELD node
   CALL apoc.create.addLabels(node, row.labels) YIELD node AS labelled
@@ -84,14 +87,14 @@ CALL () {
       node.key = row.key
 }
 CALL () {
-  UNWIND $relations AS row
+  UNWIND $chunk.relations AS row
   MATCH (a:GraphEntity {kg: row.kg, name: row.source})
   MATCH (b:GraphEntity {kg: row.kg, name: row.target})
   CALL apoc.merge.relationship(a, row.type, {}, {chunks: []}, b, {}) YIELD rel
   SET rel.chunks = apoc.coll.union(coalesce(rel.chunks, []), row.chunks)
 }
 CALL () {
-  UNWIND $nodes AS row
+  UNWIND $chunk.nodes AS row
   WITH row WHERE row.key <> ''
   MATCH (node:GraphEntity {kg: row.kg, name: row.name})
   MERGE (c:BaseEntity {kb: row.kb, key: row.key})

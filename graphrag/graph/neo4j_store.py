@@ -141,7 +141,8 @@ class Neo4jGraphStore:
         ]
 
         def work(tx: ManagedTransaction) -> list[str]:
-            merged = tx.run(cypher.MERGE_CHUNK_GRAPH, nodes=nodes, relations=relations)
+            chunk_graph = {"nodes": nodes, "relations": relations}
+            merged = tx.run(cypher.MERGE_CHUNK_GRAPH, chunk=chunk_graph)
             return [str(k) for k in merged.single(strict=True)["keys"]]
 
         try:
@@ -210,7 +211,8 @@ class Neo4jGraphStore:
         rows = [{"key": key, "vector": list(vector)} for key, vector in kept.items()]
         if not rows:
             return
-        self._write(cypher.SET_KEY_VECTORS, {"kb": str(kb_id), "rows": rows}, action="graph write")
+        params = {"write": {"kb": str(kb_id), "rows": rows}}
+        self._write(cypher.SET_KEY_VECTORS, params, action="graph write")
 
     def entity_neighbourhood(
         self,

@@ -7,9 +7,8 @@ cores busy), and a burst of the new base's first chunks all wait together. So th
 changed the schema plans the writes at once, while nobody waits on them: it runs each one in a
 transaction it rolls back, nothing is kept.
 
-Neo4j caches one plan per size class of each list parameter (at most 1, at most 10, ...), so the
-chunk merge is planned for the two shapes most chunks have: a few entities and a few relations,
-and two entities joined by one relation.
+The writes take their lists inside one map parameter, which Neo4j plans once for every size
+(a top-level list gets one plan per size class), so one statement of each is enough.
 """
 
 from __future__ import annotations
@@ -30,10 +29,8 @@ __all__ = ["warm_write_plans"]
 
 log = logging.getLogger(__name__)
 
-# (entities, relations) of the chunk merges planned: one shape per common size class.
-_CHUNK_SHAPES = ((3, 2), (2, 1))
-# Rows of the name-vector write planned: one key, and a few.
-_VECTOR_ROWS = (1, 3)
+# Entities and relations of the chunk merge planned (any size gives the same plan).
+_ENTITIES, _RELATIONS = 2, 1
 
 
 def _chunk_params(kb_id: uuid.UUID, entities: int, relations: int) -> dict[str, Any]:
@@ -58,23 +55,16 @@ def _chunk_params(kb_id: uuid.UUID, entities: int, relations: int) -> dict[str, 
         {"source": f"{name} (absent)", "target": name, "type": "", "kg": kg, "chunks": [chunk]}
         for name in names[:relations]
     ]
-    return {"nodes": nodes, "relations": links}
+    return {"chunk": {"nodes": nodes, "relations": links}}
 
 
 def _statements(kb_id: uuid.UUID) -> list[tuple[str, dict[str, Any]]]:
-    statements = [
-        (cypher.MERGE_CHUNK_GRAPH, _chunk_params(kb_id, entities, relations))
-        for entities, relations in _CHUNK_SHAPES
+    vectors = {"kb": str(kb_id), "rows": [{"key": "", "vector": [0.0]}]}
+    return [
+        (cypher.MERGE_CHUNK_GRAPH, _chunk_params(kb_id, _ENTITIES, _RELATIONS)),
+        (cypher.SET_KEY_VECTORS, {"write": vectors}),
+        (cypher.COUNT_DOCUMENT_GRAPH, {"kg": str(uuid.uuid4())}),
     ]
-    statements += [
-        (
-            cypher.SET_KEY_VECTORS,
-            {"kb": str(kb_id), "rows": [{"key": "", "vector": [0.0]} for _ in range(rows)]},
-        )
-        for rows in _VECTOR_ROWS
-    ]
-    statements.append((cypher.COUNT_DOCUMENT_GRAPH, {"kg": str(uuid.uuid4())}))
-    return statements
 
 
 def warm_write_plans(driver: Driver, settings: Neo4jSettings, kb_id: uuid.UUID) -> None:
