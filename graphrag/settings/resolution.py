@@ -16,6 +16,9 @@ class ResolutionSettings(_Section):
     max_entities_per_document: int = Field(gt=0, description="entities resolved per document")
     max_candidates: int = Field(gt=0, description="resolved entities compared per entity")
     word_candidates: int = Field(ge=0, description="name keys found by shared words")
+    document_candidates: int = Field(
+        ge=0, description="entities made earlier in the document weighed per shared name key"
+    )
     word_query_terms: int = Field(ge=0, description="other name words that rank those keys")
     vector_candidates: int = Field(ge=0, description="name keys found by near name vectors")
     vector_probe: int = Field(gt=0, description="read from the shared vector index")
@@ -36,6 +39,7 @@ class ResolutionSettings(_Section):
     typo_min_similarity: float = Field(gt=0, le=1, description="edit similarity of a typo")
     typo_min_chars: int = Field(gt=0, description="the words that differ in a typo, at least")
     typo_max_chars: int = Field(gt=0, description="longer keys are not compared letter by letter")
+    typo_lookup_chars: int = Field(gt=0, description="first or last letters a typo keeps")
     titles: list[str] = Field(description="words dropped before names are compared")
     acronym_skip_words: list[str] = Field(description="words an acronym leaves out")
     llm_enabled: bool = Field(description="ambiguous pairs asked to the LLM; off: kept apart")

@@ -8,14 +8,16 @@ import pytest
 
 from graphrag.graph.names import name_tokens
 from graphrag.graph.resolution.judge import Pair, parse_answers, render_pairs
+from graphrag.graph.resolution.made import MadeInDocument, MadeInRun
 from graphrag.graph.resolution.models import Candidate, EntityProfile
 from graphrag.graph.resolution.name_match import (
     NameRelation,
     compare_names,
     edit_similarity,
+    meeting_keys,
     written_alike,
 )
-from graphrag.graph.resolution.planner import NEW_RULE, MadeInRun, plan_resolution
+from graphrag.graph.resolution.planner import NEW_RULE, plan_resolution
 from graphrag.graph.resolution.rules import SAME_NAME_CONFLICT
 from graphrag.graph.resolution.store import word_query
 from graphrag.settings import ResolutionSettings, get_settings
@@ -38,25 +40,49 @@ def _relation(a: str, b: str, rs: ResolutionSettings) -> NameRelation:
     ).relation
 
 
-@pytest.mark.parametrize(
-    ("a", "b", "relation"),
-    [
-        ("Dr Ada Moreau", "Ada Moreau", NameRelation.SAME),
-        ("A. Moreau", "Ada Moreau", NameRelation.INITIALS),
-        ("WHO", "World Health Organization", NameRelation.ACRONYM),
-        ("Ada Moreua", "Ada Moreau", NameRelation.TYPO),
-        ("Moreau", "Ada Moreau", NameRelation.PART),
-        ("Ada", "Ada Moreau", NameRelation.NONE),
-        ("B. Moreau", "Ada Moreau", NameRelation.NONE),
-        ("Paris", "Lyon", NameRelation.NONE),
-        ("Chiang Rai", "Chiang Mai", NameRelation.NONE),
-        ("California", "University of California", NameRelation.NONE),
-        ("Dr", "Ada Moreau", NameRelation.NONE),
-    ],
-)
+NAME_PAIRS = [
+    ("Dr Ada Moreau", "Ada Moreau", NameRelation.SAME),
+    ("A. Moreau", "Ada Moreau", NameRelation.INITIALS),
+    ("WHO", "World Health Organization", NameRelation.ACRONYM),
+    ("Ada Moreua", "Ada Moreau", NameRelation.TYPO),
+    ("Moreau", "Ada Moreau", NameRelation.PART),
+    ("Ada", "Ada Moreau", NameRelation.NONE),
+    ("B. Moreau", "Ada Moreau", NameRelation.NONE),
+    ("Paris", "Lyon", NameRelation.NONE),
+    ("Chiang Rai", "Chiang Mai", NameRelation.NONE),
+    ("California", "University of California", NameRelation.NONE),
+    ("Dr", "Ada Moreau", NameRelation.NONE),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "relation"), NAME_PAIRS)
 def test_name_relations(a: str, b: str, relation: NameRelation, rs: ResolutionSettings) -> None:
     assert _relation(a, b, rs) is relation
     assert _relation(b, a, rs) is relation
+
+
+def _meeting_keys(name: str, rs: ResolutionSettings) -> set[str]:
+    return meeting_keys(
+        name_tokens(name),
+        titles=rs.titles,
+        skip_words=rs.acronym_skip_words,
+        typo_min_chars=rs.typo_min_chars,
+        typo_max_chars=rs.typo_max_chars,
+        ends=rs.typo_lookup_chars,
+    )
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [(a, b) for a, b, relation in NAME_PAIRS if relation is not NameRelation.NONE]
+    + [("Kowalcyzk", "Kowalczyk"), ("Ada Moreau", "Ada Moreau")],
+)
+def test_names_that_relate_share_a_meeting_key(a: str, b: str, rs: ResolutionSettings) -> None:
+    assert _meeting_keys(a, rs) & _meeting_keys(b, rs)
+
+
+def test_unrelated_names_need_not_meet(rs: ResolutionSettings) -> None:
+    assert not _meeting_keys("Paris", rs) & _meeting_keys("Lyon", rs)
 
 
 def test_edit_similarity() -> None:
@@ -295,6 +321,38 @@ def test_entities_of_one_document_resolve_with_each_other(rs: ResolutionSettings
         "d1", [_profile("Ada Moreau", ["lab"]), _profile("A. Moreau", ["lab"])], {}, rs, None
     )
     assert plan.links[0].target == plan.links[1].target
+
+
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [("WHO", "World Health Organization"), ("Kowalcyzk", "Kowalczyk"), ("Moreau", "Ada Moreau")],
+)
+def test_an_alias_finds_what_its_document_made_by_a_shared_key(
+    alias: str, name: str, rs: ResolutionSettings
+) -> None:
+    neighbours = ["geneva", "lab"]
+    plan = plan_resolution(
+        "d1", [_profile(name, neighbours), _profile(alias, neighbours)], {}, rs, None
+    )
+    first, second = plan.links
+    assert second.target == first.target, second.reason
+
+
+def test_a_document_weighs_the_latest_of_each_key_not_all_it_made(
+    rs: ResolutionSettings,
+) -> None:
+    """Each entity meets the latest `document_candidates` entities filed under each of its
+    keys, in the order they were made: a document of thousands of entities stays linear."""
+    made = MadeInDocument(rs)
+    names = [f"Orvanta Holding {i}" for i in range(rs.document_candidates * 3)]
+    for i, name in enumerate(names):
+        made.add(_candidate(f"r{i}", name))
+    found = [c.name for c in made.found("orvanta")]
+    assert found == names[-rs.document_candidates :]
+    # Joining a member files the entity under the new name's keys as the latest.
+    made.join(_candidate("r0", "Orvanta Holding 0"), "Orvanta Group")
+    assert made.found("orvanta")[0].resolved_id == "r0"
+    assert [c.resolved_id for c in made.found("group")] == ["r0"]
 
 
 def test_parse_answers_keeps_valid_entries_only() -> None:

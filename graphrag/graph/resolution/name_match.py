@@ -16,6 +16,7 @@ __all__ = [
     "compare_names",
     "edit_similarity",
     "longest_word",
+    "meeting_keys",
     "strip_titles",
     "written_alike",
 ]
@@ -52,6 +53,35 @@ def longest_word(tokens: Sequence[str], titles: Collection[str]) -> str:
     """The word a name is looked up by: its longest, titles aside ("" for no word)."""
     words = strip_titles(tokens, titles)
     return max(words, key=len) if words else ""
+
+
+def meeting_keys(
+    tokens: Sequence[str],
+    *,
+    titles: Collection[str],
+    skip_words: Collection[str],
+    typo_min_chars: int,
+    typo_max_chars: int,
+    ends: int,
+) -> set[str]:
+    """Keys that two names share whenever `compare_names` may find a relation between them, so a
+    name is weighed against those filed under its keys instead of against every other: the
+    words once titles are dropped, each word of two letters or more that is not a linking word
+    (initials and parts share their last word, typos of several words one word), the initials
+    of a name of several words (its acronym), and the first and last `ends` letters of a name a
+    typo may be of (a typo of one edit keeps one end). A typo at both ends is missed."""
+    words = strip_titles(tokens, titles)
+    if not words:
+        return set()
+    joined = " ".join(words)
+    keys = {"name:" + joined}
+    keys.update("word:" + w for w in words if len(w) > 1 and w not in skip_words)
+    letters = [w[0] for w in words if w not in skip_words]
+    if len(letters) >= 2:
+        keys.add("word:" + "".join(letters))
+    if typo_min_chars <= len(joined) <= typo_max_chars:
+        keys.update(("start:" + joined[:ends], "end:" + joined[-ends:]))
+    return keys
 
 
 def edit_similarity(a: str, b: str) -> float:

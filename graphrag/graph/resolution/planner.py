@@ -8,10 +8,11 @@ entity starts a resolved entity of its own. An entity that looks like a homonym 
 no shared neighbour) is decided last, once its neighbours are placed; homonyms that end apart
 are recorded with the reason.
 
-A run plans several documents read together, one after the other: the resolved entities the
-earlier ones made are not in the base yet, so a later document's entity also weighs those of its
-key and those holding its key's longest word (`MadeInRun`), as the base's same-key and word
-candidates would have found them once written.
+The resolved entities the document's earlier entities made are found by keys of their names
+(`MadeInDocument`), not all weighed. A run plans several documents read together, one after the
+other: the resolved entities the earlier ones made are not in the base yet, so a later
+document's entity also weighs those of its key and those holding its key's longest word
+(`MadeInRun`), as the base's same-key and word candidates would have found them once written.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from graphrag.graph.names import name_tokens
 from graphrag.graph.resolution.judge import Pair
+from graphrag.graph.resolution.made import MadeInDocument, MadeInRun
 from graphrag.graph.resolution.models import (
     RESOLVED_TOKEN,
     Candidate,
@@ -34,7 +36,6 @@ from graphrag.graph.resolution.name_match import (
     NameLink,
     NameRelation,
     compare_names,
-    longest_word,
     written_alike,
 )
 from graphrag.graph.resolution.rules import SAME_NAME_CONFLICT, decide, strength
@@ -45,7 +46,6 @@ __all__ = [
     "PIN_RULE",
     "Ask",
     "Link",
-    "MadeInRun",
     "PlannedApart",
     "ResolutionPlan",
     "gather_evidence",
@@ -218,41 +218,6 @@ def _link_to(profile: EntityProfile, weighed: _Weighed, rule: str, reason: str) 
     return Link(profile.name, c.resolved_id, c.name, rule, d.score, reason, d.documents)
 
 
-class MadeInRun:
-    """The resolved entities a run's documents made (with the members they gained), found as the
-    base's candidates would find them once written: by the keys of their members, and by the
-    longest word of those keys (the most recent `word_candidates` holding it)."""
-
-    def __init__(self, settings: ResolutionSettings) -> None:
-        self.entities: dict[str, Candidate] = {}
-        self._titles = frozenset(settings.titles)
-        self._word_limit = settings.word_candidates
-        self._by_key: dict[str, dict[str, None]] = {}
-        self._by_word: dict[str, dict[str, None]] = {}
-
-    def keep(self, candidate: Candidate) -> None:
-        """Add or update one, found by its members' keys and their longest words."""
-        rid = candidate.resolved_id
-        self.entities[rid] = candidate
-        for _, name in candidate.members or (("", candidate.name),):
-            tokens = name_tokens(name)
-            self._by_key.setdefault(" ".join(tokens), {})[rid] = None
-            word = longest_word(tokens, self._titles)
-            if word:
-                found = self._by_word.setdefault(word, {})
-                found.pop(rid, None)  # most recent last
-                found[rid] = None
-
-    def found(self, key: str, skip: Mapping[str, Candidate]) -> list[Candidate]:
-        """Those of the same key, then the latest holding the key's longest word, except the
-        ids in `skip`."""
-        ids = dict(self._by_key.get(key, {}))
-        word = longest_word(key.split(), self._titles)
-        recent = list(self._by_word.get(word, {})) if word and self._word_limit else []
-        ids.update(dict.fromkeys(recent[-self._word_limit :]))
-        return [self.entities[rid] for rid in ids if rid not in skip]
-
-
 class _Pass:
     """One document's decisions being made: its plan, the resolved entities it has made, where
     each of its keys went, and the pairs left for the model."""
@@ -268,7 +233,7 @@ class _Pass:
         self.kg, self.candidates, self.settings, self.ask = kg, candidates, settings, ask
         self.earlier = earlier  # what the run's earlier documents made
         self.plan = ResolutionPlan()
-        self.made: dict[str, Candidate] = {}  # this document's resolved entities, by id
+        self.made = MadeInDocument(settings)  # this document's resolved entities
         self.placed: dict[str, str] = {}  # key -> the resolved entity its node went to
         self.open_pairs: list[tuple[EntityProfile, _Weighed, list[_Weighed]]] = []
 
@@ -294,8 +259,8 @@ class _Pass:
         profile = self._known(profile)
         options = [
             *self.candidates.get(profile.name, ()),
-            *self.made.values(),
-            *self.earlier.found(profile.key, self.made),
+            *self.made.found(profile.key),
+            *self.earlier.found(profile.key, self.made.entities),
         ]
         weighed = [
             _Weighed(c, decide(ev, self.settings), ev)
@@ -311,8 +276,8 @@ class _Pass:
                 profile, _link_to(profile, merge, merge.decision.rule, merge.decision.reason)
             )
             target = merge.candidate.resolved_id
-            if target in self.made:
-                self.made[target] = _joined(merge.candidate, profile, self.kg)
+            if target in self.made.entities:
+                self.made.join(_joined(merge.candidate, profile, self.kg), profile.name)
             elif target in self.earlier.entities:
                 self.earlier.keep(_joined(merge.candidate, profile, self.kg))
             _record_apart(self.plan, profile, homonyms, merge.candidate.resolved_id, "")
@@ -327,7 +292,7 @@ class _Pass:
             return True
         link, seed = _new_entity(profile, self.kg, f"no match among {len(weighed)} candidate(s)")
         self._link(profile, link)
-        self.made[seed.resolved_id] = seed
+        self.made.add(seed)
         note = "; no model asked" if self.ask is None else "; the model is not asked about homonyms"
         _record_apart(self.plan, profile, homonyms, link.target, note)
         return True
@@ -350,7 +315,7 @@ def plan_resolution(
         run.place(profile, last_round=True)
     if run.open_pairs and ask is not None:
         _settle_open_pairs(run.plan, kg, run.open_pairs, ask)
-    for candidate in run.made.values():
+    for candidate in run.made.entities.values():
         made.keep(candidate)
     return run.plan
 

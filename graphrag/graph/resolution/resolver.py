@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphrag.graph.resolution.judge import Pair, ask_pairs
-from graphrag.graph.resolution.planner import Ask, MadeInRun, ResolutionPlan, plan_resolution
+from graphrag.graph.resolution.made import MadeInRun
+from graphrag.graph.resolution.planner import Ask, ResolutionPlan, plan_resolution
 from graphrag.graph.resolution.store import Neo4jResolutionStore
 from graphrag.llm.client import LlmClient
 from graphrag.settings import ResolutionSettings
