@@ -17,7 +17,7 @@ from graphrag.graph.resolution.name_match import (
     meeting_keys,
     written_alike,
 )
-from graphrag.graph.resolution.planner import NEW_RULE, plan_resolution
+from graphrag.graph.resolution.planner import NEW_RULE, gather_evidence, plan_resolution
 from graphrag.graph.resolution.rules import SAME_NAME_CONFLICT
 from graphrag.graph.resolution.store import word_query
 from graphrag.settings import ResolutionSettings, get_settings
@@ -353,6 +353,17 @@ def test_a_document_weighs_the_latest_of_each_key_not_all_it_made(
     made.join(_candidate("r0", "Orvanta Holding 0"), "Orvanta Group")
     assert made.found("orvanta")[0].resolved_id == "r0"
     assert [c.resolved_id for c in made.found("group")] == ["r0"]
+
+
+def test_a_resolved_entity_is_compared_by_its_first_members_only(rs: ResolutionSettings) -> None:
+    """A resolved entity the run made can gain a member per entity of a document; each later
+    entity compares names with the first `max_members`, as with the base's candidates read."""
+    others = tuple(("d1", f"Orvanta Unit {i}") for i in range(rs.max_members))
+    late = Candidate("r1", "Orvanta Unit 0", (*others, ("d1", "Ada Moreau")), (), frozenset())
+    early = Candidate("r2", "Ada Moreau", (("d1", "Ada Moreau"), *others), (), frozenset())
+    alias = _profile("A. Moreau")
+    assert gather_evidence(alias, late, rs).relation is NameRelation.NONE
+    assert gather_evidence(alias, early, rs).relation is NameRelation.INITIALS
 
 
 def test_parse_answers_keeps_valid_entries_only() -> None:

@@ -110,13 +110,16 @@ def _better(a: NameLink, b: NameLink) -> bool:
 def gather_evidence(
     profile: EntityProfile, candidate: Candidate, settings: ResolutionSettings
 ) -> Evidence:
-    """The pair's evidence: the best name relation over the candidate's members (and the
-    documents of the members whose names relate), the shared neighbour keys, the vector score."""
+    """The pair's evidence: the best name relation over the candidate's first `max_members`
+    members (and the documents of the members whose names relate), the shared neighbour keys,
+    the vector score. The base's candidates are read with that many; a resolved entity this run
+    made may have gained more, and comparing each later entity with all of them was quadratic."""
     own = profile.key.split()
     titles, skip = frozenset(settings.titles), frozenset(settings.acronym_skip_words)
     best = NameLink(NameRelation.NONE, 0.0)
     documents: dict[str, None] = {}
-    names = [(kg, name) for kg, name in candidate.members] or [("", candidate.name)]
+    members = candidate.members[: settings.max_members]
+    names = list(members) or [("", candidate.name)]
     for kg, name in names:
         link = compare_names(
             own,
@@ -132,7 +135,7 @@ def gather_evidence(
         if _better(link, best):
             best = link
     if not documents:
-        documents = dict.fromkeys(kg for kg, _ in candidate.members)
+        documents = dict.fromkeys(kg for kg, _ in members)
     contradiction, variant = _contradiction(profile, candidate)
     return Evidence(
         relation=best.relation,
