@@ -15,6 +15,7 @@ from graphrag.graph.resolution.name_match import (
     compare_names,
     edit_similarity,
     meeting_keys,
+    other_given_names,
     written_alike,
 )
 from graphrag.graph.resolution.planner import NEW_RULE, gather_evidence, plan_resolution
@@ -364,6 +365,41 @@ def test_a_resolved_entity_is_compared_by_its_first_members_only(rs: ResolutionS
     alias = _profile("A. Moreau")
     assert gather_evidence(alias, late, rs).relation is NameRelation.NONE
     assert gather_evidence(alias, early, rs).relation is NameRelation.INITIALS
+
+
+def test_a_family_name_does_not_join_two_people(rs: ResolutionSettings) -> None:
+    """ "Curie" joins "Marie Curie" (a part, its neighbours shared); "Pierre Curie" is a part of
+    nothing but "Curie", and "Marie Curie" in the same entity is another person: kept out. His
+    initial still joins him."""
+    neighbours = ["sorbonne", "paris", "radium"]
+    names = ["Marie Curie", "Curie", "Pierre Curie", "P. Curie"]
+    plan = plan_resolution("d1", [_profile(n, neighbours) for n in names], {}, rs, None)
+    target = {link.name: link.target for link in plan.links}
+    assert target["Curie"] == target["Marie Curie"]
+    assert target["Pierre Curie"] != target["Marie Curie"]
+    assert target["P. Curie"] == target["Pierre Curie"]
+    marie = _candidate("r1", "Marie Curie", neighbours)
+    joined = Candidate(
+        "r1", "Marie Curie", (("d1", "Marie Curie"), ("d1", "Curie")), (), marie.neighbours
+    )
+    evidence = gather_evidence(_profile("Pierre Curie", neighbours), joined, rs)
+    assert (evidence.relation, evidence.other_person) == (NameRelation.PART, "Marie Curie")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "other"),
+    [
+        ("Marie Curie", "Pierre Curie", True),
+        ("Dr Marie Curie", "Pierre Curie", True),
+        ("M. Curie", "Marie Curie", False),
+        ("M. Curie", "Pierre Curie", True),
+        ("Marie Curie", "Marie Curie", False),
+        ("Curie", "Marie Curie", False),
+        ("Marie Curie", "Marie Dupont", False),
+    ],
+)
+def test_other_given_names(a: str, b: str, other: bool, rs: ResolutionSettings) -> None:
+    assert other_given_names(name_tokens(a), name_tokens(b), rs.titles) is other
 
 
 def test_parse_answers_keeps_valid_entries_only() -> None:

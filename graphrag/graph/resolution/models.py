@@ -69,6 +69,10 @@ class Evidence:
     # Relations of one type whose targets differ but may be one name written two ways: no
     # evidence for the rules, but what makes a pair worth the model's time.
     alike: int = 0
+    # A member of the candidate with the same family name and other given names than the
+    # entity's ("Marie Curie" for "Pierre Curie"), "" when none: a part of the name shared with
+    # another member ("Curie") does not make them one.
+    other_person: str = ""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ __all__ = [
     "edit_similarity",
     "longest_word",
     "meeting_keys",
+    "other_given_names",
     "strip_titles",
     "written_alike",
 ]
@@ -122,6 +123,19 @@ def _initials_match(short: Sequence[str], long: Sequence[str]) -> bool:
 def _acronym_of(word: str, words: Sequence[str], skip: Collection[str]) -> bool:
     letters = [w[0] for w in words if w not in skip]
     return len(letters) >= 2 and word == "".join(letters)
+
+
+def other_given_names(a: Sequence[str], b: Sequence[str], titles: Collection[str]) -> bool:
+    """Two names of as many words and the same last one whose other words differ, neither cut to
+    the other's initials: one family name, two people ("Marie Curie", "Pierre Curie"); not
+    "M. Curie" and "Marie Curie". A typo between them is for `compare_names` to find first."""
+    a, b = strip_titles(a, titles), strip_titles(b, titles)
+    return (
+        len(a) == len(b) >= 2
+        and a[-1] == b[-1]
+        and a != b
+        and not (_initials_match(a, b) or _initials_match(b, a))
+    )
 
 
 def _is_part(short: Sequence[str], long: Sequence[str], skip: Collection[str]) -> bool:

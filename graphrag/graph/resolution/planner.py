@@ -36,6 +36,7 @@ from graphrag.graph.resolution.name_match import (
     NameLink,
     NameRelation,
     compare_names,
+    other_given_names,
     written_alike,
 )
 from graphrag.graph.resolution.rules import SAME_NAME_CONFLICT, decide, strength
@@ -118,19 +119,24 @@ def gather_evidence(
     titles, skip = frozenset(settings.titles), frozenset(settings.acronym_skip_words)
     best = NameLink(NameRelation.NONE, 0.0)
     documents: dict[str, None] = {}
+    other_person = ""
     members = candidate.members[: settings.max_members]
     names = list(members) or [("", candidate.name)]
     for kg, name in names:
+        tokens = name_tokens(name)
         link = compare_names(
             own,
-            name_tokens(name),
+            tokens,
             titles=titles,
             skip_words=skip,
             typo_min_similarity=settings.typo_min_similarity,
             typo_min_chars=settings.typo_min_chars,
             typo_max_chars=settings.typo_max_chars,
         )
-        if link.relation is not NameRelation.NONE and kg:
+        if link.relation is NameRelation.NONE:
+            if not other_person and other_given_names(own, tokens, titles):
+                other_person = name
+        elif kg:
             documents.setdefault(kg, None)
         if _better(link, best):
             best = link
@@ -148,6 +154,7 @@ def gather_evidence(
         contradiction_variant=variant,
         alike=_alike(profile, candidate),
         documents=tuple(documents),
+        other_person=other_person,
     )
 
 

@@ -10,6 +10,8 @@ Clear cases are decided here; the rest go to the LLM (`judge`), or stay apart wi
   neighbour (a part, "Moreau" of "Ada Moreau", needs more: "Premier" is part of "Deputy
   Premier"); else asked (their neighbours may be written differently), unless their
   neighbourhoods contradict each other; without a model not merged.
+- A part of a name is no link when another of the candidate's names has the same family name
+  and other given names: "Curie" joined to "Marie Curie" does not bring "Pierre Curie" in.
 - Only near name vectors: asked when they share a neighbour.
 """
 
@@ -99,6 +101,9 @@ def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
     if relation is not NameRelation.NONE:
         score = evidence.name_similarity
         what = relation.value.replace("_", " ")
+        if relation is NameRelation.PART and evidence.other_person:
+            reason = f"{what}, but {evidence.other_person!r} of it is another person"
+            return Decision(Verdict.NONE, relation.value, score, reason, docs)
         if _confirmed(evidence, settings):
             reason = f"{what} and {shared} shared neighbour(s)"
             return Decision(Verdict.MERGE, f"{relation.value}+neighbours", score, reason, docs)
