@@ -6,7 +6,9 @@ Seeded generation: `--entities` people, each with an employer and a city of its 
 document per mention, naming the person in one form (full name, initials, a title, a typo, the
 surname alone) with one or two of its neighbours (the employer written out in full in a share
 of the documents: "Orla Laboratories" for "Orla Labs"). A share of the people are homonyms: two
-people of one full name with different employers and cities. Each document's graph is written
+people of one full name with different employers and cities. `--families` makes a share of the
+people relatives of the one before: the same surname, another first name, the same employer and
+city (a family firm), so a surname alone fits both. Each document's graph is written
 with `Neo4jGraphStore.write_chunk_graph` under a fresh base and resolved with
 `resolve_documents`, one document after the other (`--batch N`: N documents written, then
 resolved together, as a run of the ingestion does; a document's time is the batch's over N),
@@ -91,12 +93,20 @@ def _word(rng: random.Random, size: int) -> str:
     )
 
 
-def _people(rng: random.Random, count: int, homonym_share: float) -> list[Person]:
+def _people(
+    rng: random.Random, count: int, homonym_share: float, family_share: float
+) -> list[Person]:
     people: list[Person] = []
     for pid in range(count):
+        # Draws in the same order as before the option, so its default keeps the corpus.
         if people and rng.random() < homonym_share:
             twin = people[-1]
             first, last = twin.first, twin.last  # same name, another person
+        elif family_share and people and rng.random() < family_share:
+            kin = people[-1]  # another person of the family, in the family firm
+            first = rng.choice([name for name in FIRST if name != kin.first])
+            people.append(Person(pid, first, kin.last, kin.employer, kin.city))
+            continue
         else:
             first, last = rng.choice(FIRST), _word(rng, 8)
         people.append(Person(pid, first, last, f"{_word(rng, 7)} Labs", _word(rng, 6)))
@@ -173,6 +183,9 @@ def main() -> None:
     parser.add_argument("--entities", type=int, default=300)
     parser.add_argument("--mentions", type=int, default=3, help="documents per person")
     parser.add_argument("--homonyms", type=float, default=0.1, help="share of homonym people")
+    parser.add_argument(
+        "--families", type=float, default=0.0, help="share of people related to the one before"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--preload",
@@ -194,7 +207,7 @@ def main() -> None:
     llm = LlmClient(settings.llm) if args.llm else None
     print_header("entity_resolution", vars(args))
     rng = random.Random(args.seed)
-    people = _people(rng, args.entities, args.homonyms)
+    people = _people(rng, args.entities, args.homonyms, args.families)
     mentions = [
         (p, rng.choice(FORMS) if i else "full") for p in people for i in range(args.mentions)
     ]
