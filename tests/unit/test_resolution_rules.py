@@ -396,6 +396,7 @@ def test_a_family_name_does_not_join_two_people(rs: ResolutionSettings) -> None:
         ("Marie Curie", "Marie Curie", False),
         ("Curie", "Marie Curie", False),
         ("Marie Curie", "Marie Dupont", False),
+        ("Orla Labs", "Nexa Labs", True),
     ],
 )
 def test_other_given_names(a: str, b: str, other: bool, rs: ResolutionSettings) -> None:

@@ -127,8 +127,9 @@ def _acronym_of(word: str, words: Sequence[str], skip: Collection[str]) -> bool:
 
 def other_given_names(a: Sequence[str], b: Sequence[str], titles: Collection[str]) -> bool:
     """Two names of as many words and the same last one whose other words differ, neither cut to
-    the other's initials: one family name, two people ("Marie Curie", "Pierre Curie"); not
-    "M. Curie" and "Marie Curie". A typo between them is for `compare_names` to find first."""
+    the other's initials: one family name, two people ("Marie Curie", "Pierre Curie"; or two
+    firms, "Orla Labs" and "Nexa Labs"); not "M. Curie" and "Marie Curie". A typo between them
+    is for `compare_names` to find first."""
     a, b = strip_titles(a, titles), strip_titles(b, titles)
     return (
         len(a) == len(b) >= 2

@@ -10,8 +10,9 @@ Clear cases are decided here; the rest go to the LLM (`judge`), or stay apart wi
   neighbour (a part, "Moreau" of "Ada Moreau", needs more: "Premier" is part of "Deputy
   Premier"); else asked (their neighbours may be written differently), unless their
   neighbourhoods contradict each other; without a model not merged.
-- A part of a name is no link when another of the candidate's names has the same family name
-  and other given names: "Curie" joined to "Marie Curie" does not bring "Pierre Curie" in.
+- A part of a name is no link when another of the candidate's names has the same last word and
+  other first words: "Curie" joined to "Marie Curie" does not bring "Pierre Curie" in, nor
+  "Labs" joined to "Orla Labs" bring "Nexa Labs".
 - Only near name vectors: asked when they share a neighbour.
 """
 
@@ -102,7 +103,8 @@ def decide(evidence: Evidence, settings: ResolutionSettings) -> Decision:
         score = evidence.name_similarity
         what = relation.value.replace("_", " ")
         if relation is NameRelation.PART and evidence.other_person:
-            reason = f"{what}, but {evidence.other_person!r} of it is another person"
+            other = evidence.other_person
+            reason = f"{what}, but it holds {other!r}: the same last word, another name"
             return Decision(Verdict.NONE, relation.value, score, reason, docs)
         if _confirmed(evidence, settings):
             reason = f"{what} and {shared} shared neighbour(s)"
