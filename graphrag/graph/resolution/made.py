@@ -84,14 +84,17 @@ class MadeInDocument:
         self.entities: dict[str, Candidate] = {}
         self._order: dict[str, int] = {}
         self._settings = settings
+        # Sets once, not the settings' lists: every name's words are looked up in them.
+        self._titles = frozenset(settings.titles)
+        self._skip = frozenset(settings.acronym_skip_words)
         self._by_key = _Latest(settings.document_candidates)
 
     def _keys(self, tokens: list[str]) -> set[str]:
         s = self._settings
         return meeting_keys(
             tokens,
-            titles=s.titles,
-            skip_words=s.acronym_skip_words,
+            titles=self._titles,
+            skip_words=self._skip,
             typo_min_chars=s.typo_min_chars,
             typo_max_chars=s.typo_max_chars,
             ends=s.typo_lookup_chars,
