@@ -27,7 +27,14 @@ from graphrag.db.accounting import COST_INCREMENTS, COST_RESET, ChunkCost, cost_
 from graphrag.db.enums import GraphStatus, ParseStatus, Stage
 from graphrag.db.live_attempt import SETTLED_RUN, merged_progress
 from graphrag.db.models import Chunk, Knowledge, core_table
-from graphrag.db.outbox import delete_document, enqueue, extract_chunk, process_document
+from graphrag.db.outbox import (
+    TaskLease,
+    delete_document,
+    enqueue,
+    extract_chunk,
+    process_document,
+    settled_with,
+)
 
 __all__ = [
     "STATEMENTS",
@@ -414,6 +421,8 @@ _SETTLE_AND_RELEASE = (
     .returning(_K.parse_status)
 )
 
+_SETTLE_RELEASE_AND_END_TASK = settled_with(_SETTLE_AND_RELEASE)
+
 
 def finish_chunk_subtask(
     session: Session,
@@ -426,9 +435,11 @@ def finish_chunk_subtask(
     entity_keys: Sequence[str] = (),
     graph_drops: Mapping[str, int] | None = None,
     trace: Mapping[str, Any] | None = None,
+    lease: TaskLease | None = None,
 ) -> ParseStatus | None:
     """Settle one chunk's graph work for good and release the document's counter exactly once;
-    the document's status after it, or None when this call settled nothing.
+    the document's status after it, or None when this call settled nothing. With `lease`, the
+    same statement deletes the task's outbox row (whether or not it settled the chunk).
 
     The chunk's own status is the guard: only the first settlement of a `pending` chunk counts,
     so a task delivered twice decrements once. The decrement is clamped at zero, and the
@@ -450,7 +461,10 @@ def finish_chunk_subtask(
         "p_failed": 1 if outcome is GraphStatus.FAILED else 0,
         **cost_params(cost or ChunkCost()),
     }
-    status = session.execute(_SETTLE_AND_RELEASE, params).scalar_one_or_none()
+    statement = _SETTLE_AND_RELEASE
+    if lease is not None:
+        statement, params = _SETTLE_RELEASE_AND_END_TASK, {**params, **lease.params()}
+    status = session.execute(statement, params).scalar_one_or_none()
     return None if status is None else ParseStatus(status)
 
 

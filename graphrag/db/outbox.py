@@ -13,12 +13,13 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import Select, and_, bindparam, delete, func, select, text, update
+from sqlalchemy import and_, bindparam, delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.selectable import HasCTE
 
 from graphrag.db.enums import OutboxLane, OutboxStatus
 from graphrag.db.models import OutboxTask, core_table
@@ -42,11 +43,13 @@ __all__ = [
     "run_evaluation",
     "settle",
     "settle_all",
+    "settled_with",
     "started_with",
     "task_key",
 ]
 
 TaskArg = str | int
+_Statement = TypeVar("_Statement", bound=HasCTE)
 
 # The partial unique index's predicate: ON CONFLICT must name it to use the index.
 _LIVE = text("status IN ('pending', 'sent')")
@@ -202,10 +205,17 @@ def _key(name: str, args: Sequence[object]) -> dict[str, str]:
     return {"p_key": task_key(name, args)}
 
 
-def started_with(query: Select[Any]) -> Select[Any]:
+def started_with(query: _Statement) -> _Statement:
     """`query`, renewing its task's lease (`TaskLease.renew`) in the same statement: a task
     that reads its work and renews its lease in one round trip. Bind `TaskLease.params()`."""
     return query.add_cte(_RECORD_START.cte("task_started"))
+
+
+def settled_with(statement: _Statement) -> _Statement:
+    """`statement`, deleting its task's row (`TaskLease.settle`) in the same statement: the
+    write that ends a task and the end of its lease in one round trip. The row goes whatever
+    the statement changes (a data-modifying CTE always runs). Bind `TaskLease.params()`."""
+    return statement.add_cte(_SETTLE.cte("task_settled"))
 
 
 def record_start(session: Session, name: str, args: Sequence[object]) -> bool:

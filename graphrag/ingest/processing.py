@@ -30,7 +30,7 @@ from graphrag.db.lifecycle import (
 )
 from graphrag.db.live_attempt import end_run, set_stage
 from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, core_table
-from graphrag.db.outbox import TaskLease
+from graphrag.db.outbox import TaskLease, settled_with, started_with
 from graphrag.errors import InvalidInputError, ParseError
 from graphrag.graph.vector_checks import VectorUse, searchable, skip_unsearchable
 from graphrag.ingest.chunker import chunk_document
@@ -67,18 +67,22 @@ _GRAPH_SWITCH = (
     .where(_B.id == bindparam("p_kb"))
     .with_for_update(read=True)
 )
-# The document's own extraction settings (its switch), read after the base's.
-_OWN_EXTRACT = select(_K.extract_override).where(_K.id == bindparam("p_id"))
 # The document while `p_attempt` is its attempt and it may still be claimed.
 _CLAIMABLE_ATTEMPT = claimable_attempt()
-# The claim: the document locked (not its base) with what the run needs of both.
-_LOCK_FOR_CLAIM = (
+# The claim: the document locked (not its base) with what the run needs of both, and the task's
+# lease renewed by the same statement (bind the lease's parameters).
+_LOCK_FOR_CLAIM = started_with(
     select(_K.kb_id, _K.file_type, _K.storage_path, _K.unsettled_runs, _B.chunking, _B.indexing)
     .join_from(_KNOWLEDGE, _BASES, _K.kb_id == _B.id)
     .where(*_CLAIMABLE_ATTEMPT)
     .with_for_update(of=_KNOWLEDGE)
 )
-_LOCK_FOR_WRITE = select(_K.id).where(*_CLAIMABLE_ATTEMPT).with_for_update()
+# The write's lock of the document, with its own extraction settings (its switch, read after
+# the base's), and the task's row deleted by the same statement: the write ends the task, and a
+# stale attempt ends it too.
+_LOCK_FOR_WRITE = settled_with(
+    select(_K.extract_override).where(*_CLAIMABLE_ATTEMPT).with_for_update()
+)
 
 
 class _SupersededError(Exception):
@@ -129,15 +133,13 @@ def _claim(
         job = _take(ctx, session, knowledge_id, attempt, lease)
         if job is None:
             lease.settle(session)
-        else:
-            lease.renew(session)
         return job
 
 
 def _take(
     ctx: IngestContext, session: Session, knowledge_id: uuid.UUID, attempt: int, lease: TaskLease
 ) -> _Job | None:
-    params = {"p_id": knowledge_id, "p_attempt": attempt}
+    params = {"p_id": knowledge_id, "p_attempt": attempt, **lease.params()}
     claimed = session.execute(_LOCK_FOR_CLAIM, params).first()
     if claimed is None:
         return None
@@ -355,11 +357,13 @@ def _write(
     rows = _chunk_rows(job, chunks, drafts, vectors)
     with session_scope(ctx.sessions) as session:
         # The base first, then the document: the order a base's update or deletion locks them.
-        graph_on = _graph_on_now(ctx, session, job)
-        params = {"p_id": job.knowledge_id, "p_attempt": job.attempt}
-        if session.execute(_LOCK_FOR_WRITE, params).first() is None:
+        base_on = _base_graph_on_now(ctx, session, job)
+        params = {"p_id": job.knowledge_id, "p_attempt": job.attempt, **job.lease.params()}
+        locked = session.execute(_LOCK_FOR_WRITE, params).first()
+        if locked is None:
             return None
-        job.lease.settle(session)
+        own = locked.extract_override
+        graph_on = base_on and (not own or own.get("enabled") is not False)
         plan = plan_graph(chunks if graph_on else [], ctx.settings.ingest.graph_max_chunks)
         _mark_planned(rows, plan)
         session.execute(_DELETE_CHUNKS, {"p_id": job.knowledge_id})
@@ -386,12 +390,9 @@ def _write(
         return plan.extract
 
 
-def _graph_on_now(ctx: IngestContext, session: Session, job: _Job) -> bool:
+def _base_graph_on_now(ctx: IngestContext, session: Session, job: _Job) -> bool:
     """The base's graph switch as committed now, read under a share lock of the base's row: a
-    switch flipped while this document was parsed is seen here (see `ingest.graph.switch`);
-    then the document's own switch, which may only turn it off."""
+    switch flipped while this document was parsed is seen here (see `ingest.graph.switch`).
+    The document's own switch, read with its lock, may only turn it off."""
     row = session.execute(_GRAPH_SWITCH, {"p_kb": job.kb_id}).first()
-    if row is None or not stored_graph_on(ctx.settings, row.indexing, row.extract_config):
-        return False
-    own = session.execute(_OWN_EXTRACT, {"p_id": job.knowledge_id}).scalar()
-    return not own or own.get("enabled") is not False
+    return row is not None and stored_graph_on(ctx.settings, row.indexing, row.extract_config)

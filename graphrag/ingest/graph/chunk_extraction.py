@@ -120,14 +120,6 @@ _LOAD = started_with(
     .join(core_table(KnowledgeBase), _B.id == _K.kb_id)
     .where(_C.id == bindparam("p_chunk"), _C.knowledge_id == bindparam("p_id"))
 )
-_SET_COUNTS = (
-    update(core_table(Knowledge))
-    .where(_K.id == bindparam("p_id"), _K.attempt == bindparam("p_attempt"))
-    .values(
-        entity_count=bindparam("p_nodes", type_=Integer),
-        relation_count=bindparam("p_relations", type_=Integer),
-    )
-)
 _CHUNK_DROPS = select(_C.graph_drops).where(
     _C.knowledge_id == bindparam("p_id"),
     _C.attempt == bindparam("p_attempt"),
@@ -137,6 +129,11 @@ _SET_DROPS = (
     update(core_table(Knowledge))
     .where(_K.id == bindparam("p_id"), _K.attempt == bindparam("p_attempt"))
     .values(graph_drops=bindparam("p_drops", type_=_K.graph_drops.type))
+)
+# The drops and the graph's totals in one UPDATE (the totals counted).
+_SET_TOTALS = _SET_DROPS.values(
+    entity_count=bindparam("p_nodes", type_=Integer),
+    relation_count=bindparam("p_relations", type_=Integer),
 )
 
 
@@ -347,7 +344,8 @@ def _settle_in(
 ) -> None:
     """Settle the chunk (with the entity keys its graph named, what its cleanup dropped and the
     trace of its read), count what its task cost and delete the task's row, in the caller's
-    transaction; the settlement that completes the document counts its graph and its drops."""
+    transaction and one statement; the settlement that completes the document counts its graph
+    and its drops."""
     cost = spend.cost()
     status = finish_chunk_subtask(
         session,
@@ -360,39 +358,35 @@ def _settle_in(
         entity_keys=graph.entity_keys() if graph is not None else (),
         graph_drops=drops.flat() if drops is not None else None,
         trace=trace,
+        lease=key.lease,
     )
     if status is None and cost.llm_calls:
         # Settled before (a task delivered twice): only its LLM call still counts.
         add_cost(session, key.knowledge_id, key.attempt, replace(cost, seconds=0.0))
     elif status is ParseStatus.COMPLETED:
-        _count_drops(session, key)
-        _count_graph(ctx, session, key, strict=outcome is GraphStatus.DONE)
+        _count_totals(ctx, session, key, strict=outcome is GraphStatus.DONE)
         if ctx.resolution is not None and ctx.settings.resolution.enabled:
             enqueue(session, resolve_entities(key.knowledge_id))
-    key.lease.settle(session)
 
 
-def _count_drops(session: Session, key: _Key) -> None:
-    """The document's drop counts: the sum of its chunks' (every chunk has settled)."""
+def _count_totals(ctx: GraphContext, session: Session, key: _Key, *, strict: bool) -> None:
+    """The document's drop counts (the sum of its chunks': every chunk has settled) and its
+    entity and relation totals (every graph write of the attempt committed before its chunk
+    settled), written by one statement. `strict` False: a failed last chunk (often a graph
+    store that is down) keeps the totals as they were rather than leave the document
+    unsettled."""
     params = {"p_id": key.knowledge_id, "p_attempt": key.attempt}
     total: Counter[str] = Counter()
     for (stored,) in session.execute(_CHUNK_DROPS, params):
         total.update(DropCounts.from_flat(stored).flat())
-    session.execute(_SET_DROPS, {**params, "p_drops": dict(total)})
-
-
-def _count_graph(ctx: GraphContext, session: Session, key: _Key, *, strict: bool) -> None:
-    """The document's entity and relation totals, read once its last chunk settled (every
-    graph write of the attempt committed before its chunk settled). `strict` False: a failed
-    last chunk (often a graph store that is down) keeps the totals as they were rather than
-    leave the document unsettled."""
+    params["p_drops"] = dict(total)
     try:
         counts = ctx.graph.document_counts(key.knowledge_id)
     except GraphStoreError as exc:
         if strict:
             raise
         log.warning("graph totals of %s not counted: %s", key.knowledge_id, exc.message)
+        session.execute(_SET_DROPS, params)
         return
-    params = {"p_id": key.knowledge_id, "p_attempt": key.attempt}
-    params |= {"p_nodes": counts.nodes, "p_relations": counts.relations}
-    session.execute(_SET_COUNTS, params)
+    totals = {"p_nodes": counts.nodes, "p_relations": counts.relations}
+    session.execute(_SET_TOTALS, params | totals)
