@@ -14,9 +14,25 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
-from graphrag.db.enums import EvalRunStatus, KnowledgeSource, OutboxStatus, ParseStatus
-from graphrag.db.models import EvalRun, EvalSet, Knowledge, KnowledgeBase, OutboxTask, Tenant
+from graphrag.db.enums import (
+    EvalRunStatus,
+    GraphStatus,
+    KnowledgeSource,
+    OutboxStatus,
+    ParseStatus,
+)
+from graphrag.db.lifecycle import finish_chunk_subtask
+from graphrag.db.models import (
+    Chunk,
+    EvalRun,
+    EvalSet,
+    Knowledge,
+    KnowledgeBase,
+    OutboxTask,
+    Tenant,
+)
 from graphrag.db.outbox import (
+    TaskLease,
     delete_knowledge_base,
     enqueue,
     extract_chunk,
@@ -343,3 +359,50 @@ def _document(sessions: sessionmaker[Session], sibling_of: uuid.UUID | None = No
             )
         )
     return doc
+
+
+def _finalizing_chunk(sessions: sessionmaker[Session]) -> tuple[uuid.UUID, uuid.UUID]:
+    """A document waiting on one pending chunk (its graph work), written straight to the
+    tables: (document, chunk)."""
+    doc, chunk = _document(sessions), uuid.uuid4()
+    with session_scope(sessions) as session:
+        row = session.get(Knowledge, doc)
+        assert row is not None
+        row.parse_status, row.pending_subtasks_count = ParseStatus.FINALIZING, 1
+        session.add(
+            Chunk(
+                id=chunk,
+                kb_id=row.kb_id,
+                knowledge_id=doc,
+                attempt=1,
+                seq=0,
+                chunk_type="text",
+                content="a chunk",
+                graph_status=GraphStatus.PENDING,
+            )
+        )
+    return doc, chunk
+
+
+def test_a_chunk_settlement_deletes_its_task_row_in_the_same_statement(
+    sessions: sessionmaker[Session],
+) -> None:
+    doc, chunk = _finalizing_chunk(sessions)
+    request = extract_chunk(doc, 1, chunk)
+    lease = TaskLease.of(request)
+    with session_scope(sessions) as session:
+        enqueue(session, request)
+    with session_scope(sessions) as session:
+        status = finish_chunk_subtask(session, doc, 1, chunk, GraphStatus.DONE, lease=lease)
+    assert status is ParseStatus.COMPLETED
+    assert _rows(sessions) == []
+    # Delivered again (its row written anew): nothing settles a second time, the row still goes.
+    with session_scope(sessions) as session:
+        enqueue(session, request)
+    with session_scope(sessions) as session:
+        assert finish_chunk_subtask(session, doc, 1, chunk, GraphStatus.DONE, lease=lease) is None
+    assert _rows(sessions) == []
+    with session_scope(sessions) as session:
+        done = session.get(Knowledge, doc)
+        assert done is not None
+        assert (done.parse_status, done.pending_subtasks_count) == (ParseStatus.COMPLETED, 0)
