@@ -114,12 +114,13 @@ class _Job:
     lease: TaskLease  # the task's outbox row, settled with the run's last write
 
 
-def _end_task_alone(ctx: IngestContext, knowledge_id: uuid.UUID, lease: TaskLease) -> None:
-    """End the run and delete the task's row when the work ends with nothing else to write
-    (stale)."""
+def _stale(ctx: IngestContext, job: _Job) -> ProcessOutcome:
+    """End the run and delete the task's row when the work finds its attempt stale before its
+    write (the write's own stale end does both in its transaction)."""
     with session_scope(ctx.sessions) as session:
-        end_run(session, knowledge_id)
-        lease.settle(session)
+        end_run(session, job.knowledge_id)
+        job.lease.settle(session)
+    return ProcessOutcome.STALE
 
 
 def _claim(
@@ -173,19 +174,16 @@ def process_document(
     if attempt > 1:
         # A re-parse: the previous attempt's graph goes first, before anything new is written.
         remove_document_graph(ctx, job.kb_id, job.knowledge_id, job.attempt)
-    outcome = _index(ctx, job)
-    if outcome is ProcessOutcome.STALE:
-        _end_task_alone(ctx, knowledge_id, lease)
-    return outcome
+    return _index(ctx, job)
 
 
 def _index(ctx: IngestContext, job: _Job) -> ProcessOutcome:
-    """Parse, chunk, embed and write; a failure or the write ends the task's row in its own
-    transaction, a stale outcome leaves that to the caller."""
+    """Parse, chunk, embed and write; every end (the write, a failure, finding the attempt
+    stale) ends the run and the task's row in one transaction."""
     try:
         parsed = _parse(ctx, job)
     except _SupersededError:
-        return ProcessOutcome.STALE
+        return _stale(ctx, job)
     except (ParseError, InvalidInputError) as exc:
         with session_scope(ctx.sessions) as session:
             mark_failed(session, job.knowledge_id, job.attempt, exc.message)
@@ -194,11 +192,11 @@ def _index(ctx: IngestContext, job: _Job) -> ProcessOutcome:
         log.info("document %s failed to parse: %s", job.knowledge_id, exc.message)
         return ProcessOutcome.FAILED
     if parsed is None:
-        return ProcessOutcome.STALE
+        return _stale(ctx, job)
     drafts = chunk_document(parsed, job.chunking)
     embedded = _embed(ctx, job, drafts)
     if embedded is None:
-        return ProcessOutcome.STALE
+        return _stale(ctx, job)
     vectors, embed_stage = embedded
     graph_chunk_ids = _write(ctx, job, parsed, drafts, vectors, embed_stage)
     if graph_chunk_ids is None:
@@ -351,7 +349,8 @@ def _write(
     embed_stage: StageProgress,
 ) -> list[uuid.UUID] | None:
     """Replace the document's chunks, settle its status and write its graph tasks in one
-    transaction (with the end of the embedding stage)."""
+    transaction (with the end of the embedding stage); the chunks sent to the graph. None: the
+    attempt is stale, and the same transaction ended the run and deleted the task's row."""
     started = time.monotonic()
     chunks = _new_chunks(job, drafts)
     rows = _chunk_rows(job, chunks, drafts, vectors)
@@ -361,6 +360,8 @@ def _write(
         params = {"p_id": job.knowledge_id, "p_attempt": job.attempt, **job.lease.params()}
         locked = session.execute(_LOCK_FOR_WRITE, params).first()
         if locked is None:
+            # Stale: the lock's statement deleted the task's row; the run ends with it.
+            end_run(session, job.knowledge_id)
             return None
         own = locked.extract_override
         graph_on = base_on and (not own or own.get("enabled") is not False)

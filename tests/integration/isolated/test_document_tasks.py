@@ -6,6 +6,8 @@ nothing."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import pytest
 from celery import Celery
@@ -25,11 +27,14 @@ from graphrag.ingest.documents import (
     request_delete,
     request_reparse,
 )
+from graphrag.ingest.processing import ProcessOutcome
 from graphrag.kb.schemas import KnowledgeBaseCreate
 from graphrag.kb.service import create_kb, request_kb_delete
+from graphrag.search.embeddings import Embedder
 from graphrag.settings import Settings
 from graphrag.tenancy import ensure_tenant
 from tests.support.isolated_worker import add_and_enqueue, core_context, read_document
+from tests.support.task_leases import process_document
 
 pytestmark = pytest.mark.integration
 
@@ -96,3 +101,43 @@ def test_a_cancel_stops_the_attempt_and_asks_for_no_task(
     with pytest.raises(ConflictError), session_scope(ctx.sessions) as session:
         request_cancel(session, tenant, doc_id)
     assert read_document(ctx, doc_id).parse_status == ParseStatus.CANCELLED
+
+
+class _CancelWhileEmbedding:
+    """The context's embedder, which cancels the document before it answers: the write then
+    finds its attempt stale."""
+
+    def __init__(self, inner: Embedder, cancel: Callable[[], None]) -> None:
+        self._inner, self._cancel = inner, cancel
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self._cancel()
+        return self._inner.embed(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._inner.embed_query(text)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def test_a_write_that_finds_its_attempt_cancelled_ends_its_run_and_its_task(
+    settings: Settings, session_factory: sessionmaker[Session], idle_celery: Celery
+) -> None:
+    ctx = _ctx(settings, session_factory, idle_celery)
+    _, doc_id = add_and_enqueue(ctx, f"Cancelled late {uuid.uuid4()}".encode(), "late.txt")
+    tenant = _tenant(ctx, doc_id)
+
+    def cancel() -> None:
+        with session_scope(ctx.sessions) as session:
+            request_cancel(session, tenant, doc_id)
+
+    late = replace(ctx, embedder=_CancelWhileEmbedding(ctx.embedder, cancel))
+    assert process_document(late, doc_id, 1) is ProcessOutcome.STALE
+    doc = read_document(ctx, doc_id)
+    assert (doc.parse_status, doc.unsettled_runs, doc.chunk_count) == (ParseStatus.CANCELLED, 0, 0)
+    assert _tasks(ctx) == []  # the task's row went with the run's end
