@@ -68,7 +68,7 @@ def test_upgrade_downgrade_upgrade(scratch_settings: Settings) -> None:
         )
     engine.dispose()
     # Room for in-place updates: a settlement must not re-index the chunk's vector.
-    assert options == {"chunks": ["fillfactor=60"], "knowledge": ["fillfactor=70"]}
+    assert options == {"chunks": ["fillfactor=40"], "knowledge": ["fillfactor=70"]}
     assert width == SCHEMA_EMBEDDING_DIM  # the migrations and the settings agree
     assert "USING hnsw" in indexes["ix_chunks_embedding_hnsw"]
     assert "vector_cosine_ops" in indexes["ix_chunks_embedding_hnsw"]
