@@ -108,6 +108,7 @@ def worker(
     from workers.celery_app import app as celery_app
     from workers.node_name import default_node_name
     from workers.pool import PoolChoice, choose_pool, warm_up_on_start
+    from workers.task_logs import set_per_task_log_level
 
     c = settings.celery
     names = queues or ",".join(c.queues)
@@ -125,6 +126,7 @@ def worker(
     if port:
         start_exporter(settings, port)
     warm_up_on_start(chosen, size)
+    set_per_task_log_level(c.per_task_log_level)
     console.print(f"worker: queues {names}, pool {chosen}, concurrency {size or 'CPU count'}")
     celery_app.worker_main(argv)
 

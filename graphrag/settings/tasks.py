@@ -31,6 +31,9 @@ class CelerySettings(_Section):
     beat_schedule_file: Path
     broker_ack_emulation: bool
     broker_visibility_timeout_s: int
+    per_task_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        description="Celery's line for each task received, httpx's for each request"
+    )
     graph_pool: Literal["threads", "prefork"]
     graph_threads_per_slot: int = Field(ge=1)
     heartbeat_interval_s: float = Field(gt=0.0, description="a worker renews its heartbeat")
