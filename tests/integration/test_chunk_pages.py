@@ -14,13 +14,13 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from graphrag.db.engine import session_scope
-from graphrag.db.enums import GraphStatus, KnowledgeSource, ParseStatus
+from graphrag.db.enums import GraphStatus
 from graphrag.db.lifecycle import finish_chunk_subtask
-from graphrag.db.models import Chunk, Knowledge, KnowledgeBase, Tenant
 from graphrag.extraction.output_parser import OutputKind, ParseOutcome
 from graphrag.extraction.trace import chunk_trace
 from graphrag.graph.models import GraphData, GraphNode, GraphRelation
 from graphrag.settings import SCHEMA_EMBEDDING_DIM, Settings
+from tests.support.document_rows import finalizing_document
 from tests.support.isolated_worker import own_database
 
 pytestmark = pytest.mark.integration
@@ -41,56 +41,19 @@ def sessions(
 def _document(
     sessions: sessionmaker[Session], settings: Settings
 ) -> tuple[uuid.UUID, list[uuid.UUID]]:
-    """A document waiting on its chunks' graph work, each chunk of the configured size with a
-    vector: (document, chunks)."""
+    """A document waiting on its chunks' graph work, its chunks of a quarter of the configured
+    size to all of it, each with a vector: (document, chunks)."""
     rng = random.Random(7)
     # Words of random letters: text that compresses about as little as prose does.
     words = [
         "".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 10))) for _ in range(2000)
     ]
-    tenant, kb, doc = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
-    chunks = [uuid.uuid4() for _ in range(_CHUNKS)]
-    with session_scope(sessions) as session:
-        session.add(Tenant(id=tenant, name=f"t-{tenant.hex[:8]}"))
-        session.flush()
-        session.add(
-            KnowledgeBase(id=kb, tenant_id=tenant, name="kb", embedding_model="m", chat_model="m")
-        )
-        session.flush()
-        session.add(
-            Knowledge(
-                id=doc,
-                kb_id=kb,
-                tenant_id=tenant,
-                source=KnowledgeSource.TEXT,
-                file_name="a.md",
-                file_type="markdown",
-                file_size=1,
-                sha256=doc.hex,
-                parse_status=ParseStatus.FINALIZING,
-                pending_subtasks_count=_CHUNKS,
-                attempt=1,
-            )
-        )
-        session.flush()
-        for seq, chunk in enumerate(chunks):
-            # A chunker cuts at paragraphs: chunks run from a quarter of the size to all of it.
-            size = rng.randint(settings.ingest.chunk_size // 4, settings.ingest.chunk_size)
-            content = " ".join(rng.choice(words) for _ in range(size // 4))[:size]
-            session.add(
-                Chunk(
-                    id=chunk,
-                    kb_id=kb,
-                    knowledge_id=doc,
-                    attempt=1,
-                    seq=seq,
-                    chunk_type="text",
-                    content=content,
-                    embedding=[rng.uniform(-1.0, 1.0) for _ in range(SCHEMA_EMBEDDING_DIM)],
-                    graph_status=GraphStatus.PENDING,
-                )
-            )
-    return doc, chunks
+    # A chunker cuts at paragraphs: chunks run from a quarter of the size to all of it.
+    full = settings.ingest.chunk_size
+    sizes = [rng.randint(full // 4, full) for _ in range(_CHUNKS)]
+    contents = [" ".join(rng.choice(words) for _ in range(n // 4))[:n] for n in sizes]
+    vectors = [[rng.uniform(-1.0, 1.0) for _ in range(SCHEMA_EMBEDDING_DIM)] for _ in sizes]
+    return finalizing_document(sessions, contents, vectors)
 
 
 def _pages(sessions: sessionmaker[Session], chunks: list[uuid.UUID]) -> dict[uuid.UUID, int]:

@@ -17,19 +17,16 @@ from graphrag.db.engine import session_scope
 from graphrag.db.enums import (
     EvalRunStatus,
     GraphStatus,
-    KnowledgeSource,
     OutboxStatus,
     ParseStatus,
 )
 from graphrag.db.lifecycle import finish_chunk_subtask
 from graphrag.db.models import (
-    Chunk,
     EvalRun,
     EvalSet,
     Knowledge,
     KnowledgeBase,
     OutboxTask,
-    Tenant,
 )
 from graphrag.db.outbox import (
     TaskLease,
@@ -47,6 +44,7 @@ from graphrag.db.outbox import (
 from graphrag.errors import BrokerUnavailableError
 from graphrag.outbox.relay import relay_once
 from graphrag.settings import OutboxSettings, Settings
+from tests.support.document_rows import finalizing_document, pending_document
 from tests.support.isolated_worker import own_database
 
 pytestmark = pytest.mark.integration
@@ -214,8 +212,8 @@ def test_rows_sent_to_a_broker_that_lost_its_messages_go_again_at_once(
 def test_the_resolution_rows_of_one_base_share_one_message_a_pass(
     sessions: sessionmaker[Session], settings: Settings
 ) -> None:
-    first = _document(sessions)
-    second, other = _document(sessions, sibling_of=first), _document(sessions)
+    first = pending_document(sessions)
+    second, other = pending_document(sessions, sibling_of=first), pending_document(sessions)
     with session_scope(sessions) as session:
         enqueue(session, *(resolve_entities(doc) for doc in (first, second, other)))
     queue = RecordingQueue()
@@ -246,7 +244,7 @@ def _age_sent_rows(sessions: sessionmaker[Session], seconds: int) -> None:
 def test_lost_tasks_are_sent_again_then_given_up_with_the_reason(
     sessions: sessionmaker[Session], settings: Settings
 ) -> None:
-    doc = _document(sessions)
+    doc = pending_document(sessions)
     with session_scope(sessions) as session:
         enqueue(session, process_document(doc, 1))
     outbox = _settings(settings, visibility_timeout_s=60, max_resends=1)
@@ -319,68 +317,16 @@ def test_a_given_up_evaluation_run_ends_failed_with_the_reason(
 
 def _document_base(sessions: sessionmaker[Session]) -> uuid.UUID:
     """The base of a new pending document."""
-    doc = _document(sessions)
+    doc = pending_document(sessions)
     with session_scope(sessions) as session:
         row = session.get(Knowledge, doc)
         assert row is not None
         return row.kb_id
 
 
-def _document(sessions: sessionmaker[Session], sibling_of: uuid.UUID | None = None) -> uuid.UUID:
-    """A pending document row (with its base and tenant, or those of `sibling_of`), written
-    straight to the tables."""
-    doc = uuid.uuid4()
-    with session_scope(sessions) as session:
-        if sibling_of is None:
-            tenant, kb = uuid.uuid4(), uuid.uuid4()
-            session.add(Tenant(id=tenant, name=f"t-{tenant.hex[:8]}"))
-            session.flush()
-            base = KnowledgeBase(
-                id=kb, tenant_id=tenant, name="kb", embedding_model="m", chat_model="m"
-            )
-            session.add(base)
-            session.flush()
-        else:
-            sibling = session.get(Knowledge, sibling_of)
-            assert sibling is not None
-            tenant, kb = sibling.tenant_id, sibling.kb_id
-        session.add(
-            Knowledge(
-                id=doc,
-                kb_id=kb,
-                tenant_id=tenant,
-                source=KnowledgeSource.TEXT,
-                file_name="a.md",
-                file_type="markdown",
-                file_size=1,
-                sha256=doc.hex,
-                parse_status=ParseStatus.PENDING,
-                attempt=1,
-            )
-        )
-    return doc
-
-
 def _finalizing_chunk(sessions: sessionmaker[Session]) -> tuple[uuid.UUID, uuid.UUID]:
-    """A document waiting on one pending chunk (its graph work), written straight to the
-    tables: (document, chunk)."""
-    doc, chunk = _document(sessions), uuid.uuid4()
-    with session_scope(sessions) as session:
-        row = session.get(Knowledge, doc)
-        assert row is not None
-        row.parse_status, row.pending_subtasks_count = ParseStatus.FINALIZING, 1
-        session.add(
-            Chunk(
-                id=chunk,
-                kb_id=row.kb_id,
-                knowledge_id=doc,
-                attempt=1,
-                seq=0,
-                chunk_type="text",
-                content="a chunk",
-                graph_status=GraphStatus.PENDING,
-            )
-        )
+    """A document waiting on one pending chunk (its graph work): (document, chunk)."""
+    doc, (chunk,) = finalizing_document(sessions, ["a chunk"])
     return doc, chunk
 
 
