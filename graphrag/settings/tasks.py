@@ -32,7 +32,7 @@ class CelerySettings(_Section):
     broker_ack_emulation: bool
     broker_visibility_timeout_s: int
     per_task_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
-        description="Celery's line for each task received, httpx's for each request"
+        description="Celery's line for each task received, the HTTP clients' for each request"
     )
     graph_pool: Literal["threads", "prefork"]
     graph_threads_per_slot: int = Field(ge=1)
