@@ -109,20 +109,18 @@ def worker(
     from workers.node_name import default_node_name
     from workers.pool import PoolChoice, choose_pool, warm_up_on_start
     from workers.task_logs import set_per_task_log_level
+    from workers.worker_argv import celery_worker_argv
 
     c = settings.celery
     names = queues or ",".join(c.queues)
     if pool not in ("auto", "threads", "prefork"):
         raise typer.BadParameter("pool must be auto, threads or prefork", param_hint="--pool")
     chosen, size = choose_pool(settings, names.split(","), cast("PoolChoice", pool), concurrency)
-    argv = ["worker", "-Q", names, "--loglevel", settings.log_level, "--pool", chosen]
-    if size:
-        argv += ["--concurrency", str(size)]
-    argv += ["--hostname", name or default_node_name(names.split(","))]
-    if beat:
-        schedule = settings.resolve(c.beat_schedule_file)
+    schedule = settings.resolve(c.beat_schedule_file) if beat else None
+    if schedule is not None:
         schedule.parent.mkdir(parents=True, exist_ok=True)
-        argv += ["--beat", "--schedule", str(schedule)]
+    node_name = name or default_node_name(names.split(","))
+    argv = celery_worker_argv(c, settings.log_level, names, chosen, size, node_name, schedule)
     if port:
         start_exporter(settings, port)
     warm_up_on_start(chosen, size)

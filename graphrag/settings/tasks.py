@@ -34,6 +34,8 @@ class CelerySettings(_Section):
     per_task_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         description="Celery's line for each task received, the HTTP clients' for each request"
     )
+    worker_gossip: bool = Field(description="a worker follows the others' events (Celery's gossip)")
+    worker_mingle: bool = Field(description="a starting worker waits to sync with the others")
     graph_pool: Literal["threads", "prefork"]
     graph_threads_per_slot: int = Field(ge=1)
     heartbeat_interval_s: float = Field(gt=0.0, description="a worker renews its heartbeat")

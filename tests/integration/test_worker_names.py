@@ -55,9 +55,10 @@ def test_two_workers_of_one_host_keep_their_own_names(
     c = own.celery
     host = socket.gethostname()
     logs = data_dir() / "test-logs"
-    parse = WorkerProcess(
-        env, logs / "worker-names-parse.log", 1, [c.docparse_queue, c.default_queue], True
-    )
+    # Between them the two workers take every queue, so none is reported without a worker
+    # whichever other workers the session runs.
+    parse_queues = [c.docparse_queue, c.default_queue, c.eval_queue]
+    parse = WorkerProcess(env, logs / "worker-names-parse.log", 1, parse_queues, True)
     graph = WorkerProcess(
         env, logs / "worker-names-graph.log", 1, [c.graph_queue, c.memory_queue], True
     )
@@ -68,7 +69,7 @@ def test_two_workers_of_one_host_keep_their_own_names(
             proc.start(celery)  # waits for a ping answered by the expected node name
             started.append(proc)
         expected = {
-            f"{c.docparse_queue}-{c.default_queue}@{host}",
+            f"{c.docparse_queue}-{c.default_queue}-{c.eval_queue}@{host}",
             f"{c.graph_queue}-{c.memory_queue}@{host}",
         }
         assert {parse.name, graph.name} == expected
@@ -80,7 +81,7 @@ def test_two_workers_of_one_host_keep_their_own_names(
                 break
             time.sleep(0.2)
         assert set(mine) == expected, workers
-        assert set(mine[parse.name]["queues"]) == {c.docparse_queue, c.default_queue}
+        assert set(mine[parse.name]["queues"]) == set(parse_queues)
         assert set(mine[graph.name]["queues"]) == {c.graph_queue, c.memory_queue}
         assert mine[parse.name]["pid"] != mine[graph.name]["pid"]
         assert workers["queues_without_worker"] == []
