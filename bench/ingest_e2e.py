@@ -7,8 +7,8 @@ the least time the server needs for the run's calls, ceil(calls / S) * L.
 Each round uploads N generated documents (about two chunks each) through the REST batch
 upload of a `graphrag serve` process, `--uploads-in-flight` requests at a time; a docparse
 worker (prefork) parses, chunks, embeds and indexes them into PostgreSQL; a graph worker
-(`graphrag worker --queues graph`: threads, four per slot it reads from `/props`;
-`--graph-workers N`: N such workers sharing those threads) asks the scripted OpenAI-compatible
+(`graphrag worker --queues graph`: threads, four per slot it reads from `/props`, at most eight
+more than the slots; `--graph-workers N`: N such workers sharing those threads) asks the scripted OpenAI-compatible
 server (a process of its own, S slots, every chat answer held L seconds) and writes Neo4j. The
 wall time runs from the first upload to the last document completed. Lines:
 - `ingest_e2e_sS: wall/llm_floor`: 1.00x would be a server busy on every slot from the first
@@ -80,6 +80,7 @@ from tests.support.graph_helpers import remove_label
 from tests.support.http_server import free_port
 from tests.support.services import create_database, data_dir, drop_database, test_settings
 from tests.support.worker import WorkerProcess
+from workers.pool import graph_threads
 
 MODEL = "bench-llm"
 DOC_CHARS = 700  # two paragraphs of about 400 characters: two chunks of the default 512
@@ -430,7 +431,7 @@ class Bench:
         )
         # One graph worker sizes itself from the server's slots; several share those threads.
         n = 0 if plain else self.cfg.graph_workers
-        threads = 0 if n == 1 else math.ceil(slots * c.graph_threads_per_slot / max(n, 1))
+        threads = 0 if n == 1 else math.ceil(graph_threads(self.settings, slots) / max(n, 1))
         graphs = [
             WorkerProcess(self.env, LOGS / f"e2e-graph{i}.log", threads, [c.graph_queue])
             for i in range(n)

@@ -1,9 +1,11 @@
 """Which Celery pool a worker runs, and how wide.
 
 Graph extraction waits on the LLM server, not on the CPU: a worker of the `graph` queue alone
-runs threads, `celery.graph_threads_per_slot` per LLM slot (the slot limit keeps the calls in
-flight at the slot count; the extra threads do their database and graph writes meanwhile).
-Parsing and embedding are CPU work and keep processes.
+runs threads, `celery.graph_threads_per_slot` per LLM slot and at most
+`celery.graph_threads_over_slots` more than the slots (the slot limit keeps the calls in flight
+at the slot count; the extra threads do their database and graph writes meanwhile, and past a
+few of them they only contend for the same cores and locks). Parsing and embedding are CPU work
+and keep processes.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from graphrag.settings import Settings
 __all__ = [
     "PoolChoice",
     "choose_pool",
+    "graph_threads",
     "runs_tasks_itself",
     "sized_for_threads",
     "warm_up_on_start",
@@ -37,8 +40,15 @@ def choose_pool(
     if pool == "auto":
         pool = settings.celery.graph_pool if graph_only else "prefork"
     if pool == "threads" and not concurrency:
-        concurrency = slot_limit(settings.llm) * settings.celery.graph_threads_per_slot
+        concurrency = graph_threads(settings, slot_limit(settings.llm))
     return pool, concurrency
+
+
+def graph_threads(settings: Settings, slots: int) -> int:
+    """The threads a graph worker runs for `slots` LLM slots: enough for every slot to be in use
+    while other tasks start, write and settle, and no more than the settings' margin beyond."""
+    c = settings.celery
+    return min(slots * c.graph_threads_per_slot, slots + c.graph_threads_over_slots)
 
 
 def runs_tasks_itself(worker: Any) -> bool:

@@ -38,6 +38,9 @@ class CelerySettings(_Section):
     worker_mingle: bool = Field(description="a starting worker waits to sync with the others")
     graph_pool: Literal["threads", "prefork"]
     graph_threads_per_slot: int = Field(ge=1)
+    graph_threads_over_slots: int = Field(
+        ge=0, description="a graph worker runs at most this many threads beyond the LLM slots"
+    )
     heartbeat_interval_s: float = Field(gt=0.0, description="a worker renews its heartbeat")
     heartbeat_ttl_s: float = Field(gt=0.0, description="a worker silent this long is gone")
     worker_memory_ceiling_mb: int = Field(

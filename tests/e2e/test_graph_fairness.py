@@ -29,6 +29,7 @@ from tests.fakes.scripted_llm import ScriptedLlmServer
 from tests.support.graph_helpers import remove_label
 from tests.support.isolated_worker import add_and_enqueue, finished, read_document, wait_document
 from tests.support.split_workers import split_workers
+from workers.pool import graph_threads
 
 pytestmark = pytest.mark.e2e
 
@@ -131,7 +132,7 @@ def test_small_document_finishes_while_the_large_one_still_extracts(
         # it waits for the tasks in flight when its rows were written (`outbox.graph_in_flight`),
         # one large task the round-robin sends beside each of its own, and those the graph
         # worker's threads already hold while waiting for an LLM slot.
-        threads = SLOTS * ctx.settings.celery.graph_threads_per_slot
+        threads = graph_threads(ctx.settings, SLOTS)
         bound = ctx.settings.outbox.graph_in_flight + SMALL_CHUNKS + threads
         assert ahead <= bound, (ahead, bound)
         assert big_then.parse_status == ParseStatus.FINALIZING
