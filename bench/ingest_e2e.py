@@ -8,9 +8,10 @@ Each round uploads N generated documents (about two chunks each) through the RES
 upload of a `graphrag serve` process, `--uploads-in-flight` requests at a time; a docparse
 worker (prefork) parses, chunks, embeds and indexes them into PostgreSQL; a graph worker
 (`graphrag worker --queues graph`: threads, four per slot it reads from `/props`, at most eight
-more than the slots; `--graph-workers N`: N such workers sharing those threads) asks the scripted OpenAI-compatible
-server (a process of its own, S slots, every chat answer held L seconds) and writes Neo4j. The
-wall time runs from the first upload to the last document completed. Lines:
+more than the slots; `--graph-workers N`: N such workers sharing those threads) asks the
+scripted OpenAI-compatible server (a process of its own, S slots, every chat answer held L
+seconds) and writes Neo4j. The wall time runs from the first upload to the last document
+completed. Lines:
 - `ingest_e2e_sS: wall/llm_floor`: 1.00x would be a server busy on every slot from the first
   upload to the last answer; above is what parsing ahead, queueing and writes add.
 - `ingest_e2e_sS: llm_span/llm_floor`: the same from the server's first request to its last
