@@ -34,7 +34,11 @@ named `ingest_e2e_sS_plain`) and ends with `ingest_e2e_sS: plain_wall/split_wall
 `--before REV` runs REV's own copy of this bench (a git worktree sharing this checkout's `.venv`
 and running services: its code, workers and API) before each repeat of ours, same options, split
 layout, its own warm-up, and ends with `ingest_e2e_sS_core_ms_per_chunk: ours/before_REV`, the
-medians of the busy core-ms per chunk: the same machine at the same hour, the rounds alternated.
+medians of the busy core-ms per chunk: the same machine at the same hour, the rounds alternated;
+then the same for each kind of process (`..._core_ms_per_chunk_neo4j`, `_graph`, ...), and
+`..._core_ms_per_chunk_databases: ours/half_before_REV`, what Neo4j and PostgreSQL alone spend
+per chunk over half the earlier revision's busy CPU per chunk (at or above 1.00x, halving the
+CPU per chunk is out of reach by cutting the Python processes alone).
 The server measures requests in flight: `peak` (received at once; never above S when the
 workers respect the limit) and `mean` (time-weighted, served at once, over its span).
 Embeddings come from the scripted server (`--embeddings server`, the default: no model on the
@@ -82,6 +86,11 @@ from tests.support.http_server import free_port
 from tests.support.services import create_database, data_dir, drop_database, test_settings
 from tests.support.worker import WorkerProcess
 from workers.pool import graph_threads
+
+# The process kinds of the two databases (`bench/cpu_window.py`'s names).
+DATABASE_KINDS = ("neo4j", "postgres")
+# A process kind's seconds in the cpu_busy line's detail: `neo4j=6.7s(sys 0.6)`.
+_KIND_SECONDS = re.compile(r"([a-z][a-z0-9]*)=([0-9.]+)s\(sys ")
 
 MODEL = "bench-llm"
 DOC_CHARS = 700  # two paragraphs of about 400 characters: two chunks of the default 512
@@ -162,6 +171,26 @@ class RoundResult:
     stats_at_s: float  # when the stats were read, from the first upload
     cpu: CpuSpent  # CPU seconds by process kind inside the window, and the machine's
     resolution_tail_s: float  # the last document completed to the base's last resolution run
+
+
+@dataclass(frozen=True)
+class PerChunk:
+    """One round's busy core-ms per chunk: the machine's, and each kind of process's."""
+
+    busy_ms: float
+    by_kind_ms: dict[str, float]
+
+    @classmethod
+    def of(cls, r: RoundResult) -> PerChunk:
+        """Our round's figures."""
+        calls = max(r.calls, 1)
+        kinds = {kind: spent / calls * 1000 for kind, spent in r.cpu.by_kind.items()}
+        return cls(_busy_s(r) / calls * 1000, kinds)
+
+    @property
+    def databases_ms(self) -> float:
+        """What Neo4j and PostgreSQL spent: the part no change to our Python code removes."""
+        return sum(self.by_kind_ms.get(kind, 0.0) for kind in DATABASE_KINDS)
 
 
 def _args() -> Config:
@@ -537,16 +566,16 @@ def _report(cfg: Config, r: RoundResult) -> None:
     )
     print_ratio(name, "cpu_busy", "cpu_available", busy / c.cores_s, cpu)
     detail_chunk = f"{busy:.1f} core-s for {r.calls} chunks, one LLM call each; {r.layout}"
-    print(f"{name}: busy_core_ms_per_chunk = {_ms_per_chunk(r):.1f} ({detail_chunk})")
+    print(f"{name}: busy_core_ms_per_chunk = {PerChunk.of(r).busy_ms:.1f} ({detail_chunk})")
 
 
 def _summarise(
     cfg: Config,
     results: dict[tuple[str, int], list[RoundResult]],
-    before: dict[int, list[float]],
+    before: dict[int, list[PerChunk]],
 ) -> None:
     """Medians over repeats, the plain layout's wall over the split's, and the busy CPU per
-    chunk over the earlier revision's."""
+    chunk over the earlier revision's, in all and by kind of process."""
     if cfg.repeat > 1:
         for (layout, slots), rounds in results.items():
             values = sorted(r.wall_s / _floor_s(cfg, r) for r in rounds)
@@ -562,28 +591,46 @@ def _summarise(
                 f"ingest_e2e_s{slots}", "plain_wall", "split_wall", walls[0] / walls[1], detail
             )
         if split and before.get(slots):
-            ours = statistics.median(_ms_per_chunk(r) for r in split)
-            old = statistics.median(before[slots])
-            runs = f"medians of {len(split)} and {len(before[slots])} rounds"
-            detail = f"ours={ours:.1f} before={old:.1f} core-ms, {runs}"
-            print_ratio(
-                f"ingest_e2e_s{slots}_core_ms_per_chunk",
-                "ours",
-                f"before_{cfg.before}",
-                ours / old,
-                detail,
-            )
+            _compare_before(cfg, slots, [PerChunk.of(r) for r in split], before[slots])
 
 
-def _before_round(cfg: Config, environ: Mapping[str, str]) -> dict[int, float]:
-    """The busy core-ms per chunk of one round of each slot count by `cfg.before`'s own copy of
-    this bench (same options, its own warm-up, split layout); its header is shown for its load."""
+def _compare_before(cfg: Config, slots: int, ours: list[PerChunk], old: list[PerChunk]) -> None:
+    """Our median busy core-ms per chunk over the earlier revision's, then each kind of
+    process's, then what the two databases alone spend of half the earlier revision's."""
+    name, baseline = f"ingest_e2e_s{slots}_core_ms_per_chunk", f"before_{cfg.before}"
+    runs = f"medians of {len(ours)} and {len(old)} rounds"
+    mine, theirs = (statistics.median(p.busy_ms for p in rounds) for rounds in (ours, old))
+    detail = f"ours={mine:.1f} before={theirs:.1f} core-ms, {runs}"
+    print_ratio(name, "ours", baseline, mine / theirs, detail)
+    kinds = {kind for p in ours + old for kind in p.by_kind_ms}
+    medians = {kind: (_kind_median(ours, kind), _kind_median(old, kind)) for kind in kinds}
+    for kind, (mine_k, theirs_k) in sorted(medians.items(), key=lambda kv: -kv[1][0]):
+        if theirs_k > 0:
+            detail = f"ours={mine_k:.1f} before={theirs_k:.1f} core-ms, {runs}"
+            print_ratio(f"{name}_{kind}", "ours", baseline, mine_k / theirs_k, detail)
+    databases = statistics.median(p.databases_ms for p in ours)
+    detail = (
+        f"ours in {' and '.join(DATABASE_KINDS)}={databases:.1f} core-ms, half of the earlier "
+        f"revision's busy CPU={theirs / 2:.1f}, {runs}"
+    )
+    print_ratio(f"{name}_databases", "ours", f"half_{baseline}", databases / (theirs / 2), detail)
+
+
+def _kind_median(rounds: list[PerChunk], kind: str) -> float:
+    return statistics.median(p.by_kind_ms.get(kind, 0.0) for p in rounds)
+
+
+def _before_round(cfg: Config, environ: Mapping[str, str]) -> dict[int, PerChunk]:
+    """The busy core-ms per chunk, in all and by kind of process, of one round of each slot count
+    by `cfg.before`'s own copy of this bench (same options, its own warm-up, split layout); its
+    header is shown for its load."""
     options = [f"--{name.replace('_', '-')}={getattr(cfg, name)}" for name in SHARED_OPTIONS]
     options += ["--repeat=1", "--slots=" + ",".join(str(slots) for slots in cfg.slots)]
     budget_s = cfg.timeout_s * (1 + len(cfg.slots))
     lines = run_bench_at(str(cfg.before), "bench/ingest_e2e.py", options, environ, budget_s)
     calls: dict[int, int] = {}
     busy: dict[int, float] = {}
+    kinds: dict[int, dict[str, float]] = {}
     for line in lines:
         if line.startswith("# machine:"):
             print(f"# before ({cfg.before}) {line.removeprefix('# ')}")
@@ -595,11 +642,20 @@ def _before_round(cfg: Config, environ: Mapping[str, str]) -> dict[int, float]:
             calls[int(count)] = int(_field(rest, "calls"))
         elif rest.startswith("cpu_busy/cpu_available"):
             busy[int(count)] = float(_field(rest, "busy"))
+            found = _KIND_SECONDS.findall(rest)
+            kinds[int(count)] = {kind: float(seconds) for kind, seconds in found}
     # A slot count missing a line (or its calls) gives no figure rather than a crash.
-    ms = {slots: busy[slots] / calls[slots] * 1000 for slots in busy if calls.get(slots)}
-    for slots, value in ms.items():
-        print(f"# before ({cfg.before}) S = {slots}: {value:.1f} busy core-ms per chunk")
-    return ms
+    per_chunk = {
+        slots: PerChunk(
+            busy[slots] / calls[slots] * 1000,
+            {kind: spent / calls[slots] * 1000 for kind, spent in kinds[slots].items()},
+        )
+        for slots in busy
+        if calls.get(slots)
+    }
+    for slots, p in per_chunk.items():
+        print(f"# before ({cfg.before}) S = {slots}: {p.busy_ms:.1f} busy core-ms per chunk")
+    return per_chunk
 
 
 def _field(text: str, key: str) -> str:
@@ -617,10 +673,6 @@ def _name(slots: int, layout: str) -> str:
 def _busy_s(r: RoundResult) -> float:
     c = r.cpu
     return c.cores_s - c.idle_s - c.stolen_s
-
-
-def _ms_per_chunk(r: RoundResult) -> float:
-    return _busy_s(r) / max(r.calls, 1) * 1000
 
 
 def main() -> None:
@@ -651,11 +703,11 @@ def main() -> None:
             warm = bench.round(cfg.slots[0], cfg.warmup_docs, cfg.layouts[0])
             print(f"# warm-up: {warm.docs} documents at S = {warm.slots} in {warm.wall_s:.1f}s")
         results: dict[tuple[str, int], list[RoundResult]] = {}
-        before: dict[int, list[float]] = {}
+        before: dict[int, list[PerChunk]] = {}
         for _ in range(cfg.repeat):
             # The earlier revision's rounds alternate with ours: the machine's speed drifts.
-            for slots, ms in (_before_round(cfg, environ) if cfg.before else {}).items():
-                before.setdefault(slots, []).append(ms)
+            for slots, per_chunk in (_before_round(cfg, environ) if cfg.before else {}).items():
+                before.setdefault(slots, []).append(per_chunk)
             for layout in cfg.layouts:
                 for slots in cfg.slots:
                     result = bench.round(slots, cfg.docs, layout)
