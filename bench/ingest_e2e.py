@@ -181,11 +181,15 @@ class PerChunk:
     by_kind_ms: dict[str, float]
 
     @classmethod
+    def from_seconds(cls, busy_s: float, by_kind_s: Mapping[str, float], calls: int) -> PerChunk:
+        """The figures of a round that spent these CPU seconds on `calls` chunks."""
+        per_s = 1000 / max(calls, 1)
+        return cls(busy_s * per_s, {kind: spent * per_s for kind, spent in by_kind_s.items()})
+
+    @classmethod
     def of(cls, r: RoundResult) -> PerChunk:
         """Our round's figures."""
-        calls = max(r.calls, 1)
-        kinds = {kind: spent / calls * 1000 for kind, spent in r.cpu.by_kind.items()}
-        return cls(_busy_s(r) / calls * 1000, kinds)
+        return cls.from_seconds(_busy_s(r), r.cpu.by_kind, r.calls)
 
     @property
     def databases_ms(self) -> float:
@@ -629,8 +633,7 @@ def _before_round(cfg: Config, environ: Mapping[str, str]) -> dict[int, PerChunk
     budget_s = cfg.timeout_s * (1 + len(cfg.slots))
     lines = run_bench_at(str(cfg.before), "bench/ingest_e2e.py", options, environ, budget_s)
     calls: dict[int, int] = {}
-    busy: dict[int, float] = {}
-    kinds: dict[int, dict[str, float]] = {}
+    spent: dict[int, tuple[float, dict[str, float]]] = {}  # busy seconds, and by kind
     for line in lines:
         if line.startswith("# machine:"):
             print(f"# before ({cfg.before}) {line.removeprefix('# ')}")
@@ -641,16 +644,12 @@ def _before_round(cfg: Config, environ: Mapping[str, str]) -> dict[int, PerChunk
         if rest.startswith("wall/llm_floor"):
             calls[int(count)] = int(_field(rest, "calls"))
         elif rest.startswith("cpu_busy/cpu_available"):
-            busy[int(count)] = float(_field(rest, "busy"))
-            found = _KIND_SECONDS.findall(rest)
-            kinds[int(count)] = {kind: float(seconds) for kind, seconds in found}
+            by_kind = {kind: float(seconds) for kind, seconds in _KIND_SECONDS.findall(rest)}
+            spent[int(count)] = (float(_field(rest, "busy")), by_kind)
     # A slot count missing a line (or its calls) gives no figure rather than a crash.
     per_chunk = {
-        slots: PerChunk(
-            busy[slots] / calls[slots] * 1000,
-            {kind: spent / calls[slots] * 1000 for kind, spent in kinds[slots].items()},
-        )
-        for slots in busy
+        slots: PerChunk.from_seconds(busy, by_kind, calls[slots])
+        for slots, (busy, by_kind) in spent.items()
         if calls.get(slots)
     }
     for slots, p in per_chunk.items():
